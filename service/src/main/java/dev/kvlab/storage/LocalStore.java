@@ -1,0 +1,57 @@
+package dev.kvlab.storage;
+
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The node's store as the rest of the service sees it: non-blocking calls whose RocksDB work runs
+ * on the {@link StorageExecutor}. Closing it drains the executor before RocksDB closes.
+ */
+public final class LocalStore implements AutoCloseable {
+
+    private final RocksStore store;
+    private final StorageExecutor executor;
+
+    public LocalStore(RocksStore store, StorageExecutor executor) {
+        this.store = store;
+        this.executor = executor;
+    }
+
+    public static LocalStore open(StorageProperties properties) {
+        RocksStore store = RocksStore.open(properties);
+        return new LocalStore(store, new StorageExecutor(properties.effectiveThreads(), properties.queueCapacity()));
+    }
+
+    /** The record under {@code key}; empty when the key was never written here. */
+    public Mono<Record> get(byte[] key) {
+        return Mono.fromCallable(() -> store.get(key)).subscribeOn(executor.scheduler());
+    }
+
+    /** Stores the record unless a newer version is there; emits whether it was stored. */
+    public Mono<Boolean> write(byte[] key, Record record) {
+        return Mono.fromCallable(() -> store.write(key, record)).subscribeOn(executor.scheduler());
+    }
+
+    /**
+     * The records in {@code [start, end)} in key order, tombstones included, read as the subscriber
+     * requests them. Cancelling the stream closes the RocksDB iterator.
+     */
+    public Flux<Entry> range(byte[] start, byte[] end) {
+        return Flux.using(() -> store.range(start, end), cursor -> Flux.fromIterable(() -> cursor), RangeCursor::close)
+                .subscribeOn(executor.scheduler());
+    }
+
+    public long estimatedKeys() {
+        return store.longProperty("rocksdb.estimate-num-keys");
+    }
+
+    public int queuedCalls() {
+        return executor.queued();
+    }
+
+    @Override
+    public void close() {
+        executor.close();
+        store.close();
+    }
+}

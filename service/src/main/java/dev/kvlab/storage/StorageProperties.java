@@ -1,0 +1,54 @@
+package dev.kvlab.storage;
+
+import jakarta.validation.constraints.Min;
+import jakarta.validation.constraints.NotNull;
+import jakarta.validation.constraints.PositiveOrZero;
+import java.nio.file.Path;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.annotation.Validated;
+
+/**
+ * {@code kvlab.storage.*}: where and how a node keeps its data.
+ *
+ * @param dir             the RocksDB directory; created when missing, one per node
+ * @param blockCacheSize  shared LRU cache for data, index and filter blocks; the bulk of RocksDB's
+ *                        memory beside the memtables (off-heap, not counted in -Xmx)
+ * @param writeBufferSize size of one memtable; up to {@code maxWriteBuffers} of them exist at once
+ * @param maxWriteBuffers memtables kept before writes stall on flushing
+ * @param syncWrites      fsync the write-ahead log before acknowledging a write. Off by default:
+ *                        every write still reaches the WAL through write(2) before it is
+ *                        acknowledged, which survives a crash of the process (kill -9) but not of
+ *                        the machine; turn it on to survive power loss at the cost of write latency
+ * @param threads         threads that run RocksDB calls, off the Netty event loops; 0 picks twice
+ *                        the number of processors
+ * @param queueCapacity   storage calls waiting for a thread; beyond it a node sheds load with 503
+ */
+@Validated
+@ConfigurationProperties("kvlab.storage")
+public record StorageProperties(
+        @NotNull @DefaultValue("./data/node") Path dir,
+        @NotNull @DefaultValue("64MB") DataSize blockCacheSize,
+        @NotNull @DefaultValue("32MB") DataSize writeBufferSize,
+        @Min(2) @DefaultValue("3") int maxWriteBuffers,
+        @DefaultValue("false") boolean syncWrites,
+        @PositiveOrZero @DefaultValue("0") int threads,
+        @Min(1) @DefaultValue("4096") int queueCapacity) {
+
+    public StorageProperties {
+        requireAtLeast("kvlab.storage.block-cache-size", blockCacheSize, DataSize.ofMegabytes(1));
+        requireAtLeast("kvlab.storage.write-buffer-size", writeBufferSize, DataSize.ofMegabytes(1));
+    }
+
+    /** The number of storage threads after resolving {@code 0} to the default. */
+    public int effectiveThreads() {
+        return threads > 0 ? threads : 2 * Runtime.getRuntime().availableProcessors();
+    }
+
+    private static void requireAtLeast(String name, DataSize value, DataSize minimum) {
+        if (value != null && value.compareTo(minimum) < 0) {
+            throw new IllegalArgumentException(name + " must be at least " + minimum + ", was " + value);
+        }
+    }
+}

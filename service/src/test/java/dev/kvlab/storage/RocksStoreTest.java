@@ -1,0 +1,178 @@
+package dev.kvlab.storage;
+
+import static dev.kvlab.storage.TestStores.bytes;
+import static dev.kvlab.storage.TestStores.text;
+import static dev.kvlab.storage.TestStores.tombstone;
+import static dev.kvlab.storage.TestStores.value;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class RocksStoreTest {
+
+    @TempDir
+    Path dir;
+
+    RocksStore store;
+
+    @BeforeEach
+    void open() {
+        store = RocksStore.open(TestStores.properties(dir));
+    }
+
+    @AfterEach
+    void close() {
+        store.close();
+    }
+
+    @Test
+    void aMissingKeyHasNoRecord() {
+        assertThat(store.get(bytes("nope"))).isNull();
+    }
+
+    @Test
+    void aNewerVersionReplacesTheValue() {
+        assertThat(store.write(bytes("k"), value(1, "one"))).isTrue();
+        assertThat(store.write(bytes("k"), value(2, "two"))).isTrue();
+
+        assertThat(text(store.get(bytes("k")))).isEqualTo("two");
+    }
+
+    @Test
+    void anOlderVersionArrivingLateDoesNotWin() {
+        store.write(bytes("k"), value(5, "new"));
+
+        assertThat(store.write(bytes("k"), value(4, "old"))).isFalse();
+        assertThat(store.write(bytes("k"), value(5, "same version"))).isFalse();
+        assertThat(text(store.get(bytes("k")))).isEqualTo("new");
+    }
+
+    @Test
+    void aDeleteIsAVersionedTombstone() {
+        store.write(bytes("k"), value(1, "v"));
+        store.write(bytes("k"), tombstone(2));
+
+        Record record = store.get(bytes("k"));
+        assertThat(record.isTombstone()).isTrue();
+        assertThat(record.version().timestamp()).isEqualTo(2);
+    }
+
+    @Test
+    void anOlderValueDoesNotResurrectADeletedKey() {
+        store.write(bytes("k"), tombstone(10));
+
+        assertThat(store.write(bytes("k"), value(9, "zombie"))).isFalse();
+        assertThat(store.get(bytes("k")).isTombstone()).isTrue();
+    }
+
+    @Test
+    void aNewerValueRecreatesADeletedKey() {
+        store.write(bytes("k"), value(1, "first"));
+        store.write(bytes("k"), tombstone(2));
+        store.write(bytes("k"), value(3, "again"));
+
+        assertThat(text(store.get(bytes("k")))).isEqualTo("again");
+    }
+
+    @Test
+    void rangesAreOrderedByUnsignedBytesWithNonAsciiKeys() {
+        // UTF-8: "z" is 0x7A, "é" starts with 0xC3, "я" with 0xD1, "€" with 0xE2, and 0xFF is the largest byte.
+        List<byte[]> keys = List.of(bytes("a"), bytes("z"), bytes("é"), bytes("я"), bytes("€"), new byte[] {(byte) 0xFF});
+        for (byte[] key : keys.reversed()) {
+            store.write(key, value(1, "v"));
+        }
+
+        assertThat(scan(bytes("a"), null)).containsExactly(keys.toArray(byte[][]::new));
+        assertThat(scan(bytes("b"), bytes("я"))).containsExactly(bytes("z"), bytes("é"));
+    }
+
+    @Test
+    void aRangeIncludesItsStartAndExcludesItsEnd() {
+        for (String key : List.of("k1", "k2", "k3", "k4")) {
+            store.write(bytes(key), value(1, key));
+        }
+
+        assertThat(scan(bytes("k2"), bytes("k4"))).containsExactly(bytes("k2"), bytes("k3"));
+        assertThat(scan(bytes("k3"), null)).containsExactly(bytes("k3"), bytes("k4"));
+        assertThat(scan(bytes("k5"), null)).isEmpty();
+    }
+
+    @Test
+    void aRangeYieldsTombstonesForTheCoordinatorToResolve() {
+        store.write(bytes("a"), value(1, "v"));
+        store.write(bytes("b"), tombstone(1));
+
+        try (RangeCursor cursor = store.range(bytes("a"), null)) {
+            assertThat(cursor.next().record().isTombstone()).isFalse();
+            assertThat(cursor.next().record().isTombstone()).isTrue();
+            assertThat(cursor.hasNext()).isFalse();
+        }
+    }
+
+    @Test
+    void aClosedCursorReportsTheEndInsteadOfTouchingFreedMemory() {
+        store.write(bytes("a"), value(1, "v"));
+        RangeCursor cursor = store.range(bytes("a"), null);
+
+        cursor.close();
+
+        assertThat(cursor.hasNext()).isFalse();
+    }
+
+    @Test
+    void dataSurvivesReopening() {
+        store.write(bytes("kept"), value(7, "value"));
+        store.write(bytes("gone"), tombstone(8));
+        store.close();
+
+        store = RocksStore.open(TestStores.properties(dir));
+
+        assertThat(text(store.get(bytes("kept")))).isEqualTo("value");
+        assertThat(store.get(bytes("kept")).version().timestamp()).isEqualTo(7);
+        assertThat(store.get(bytes("gone")).isTombstone()).isTrue();
+    }
+
+    @Test
+    void closingTheStoreClosesItsOpenCursors() {
+        store.write(bytes("a"), value(1, "v"));
+        RangeCursor cursor = store.range(bytes("a"), null);
+
+        store.close();
+
+        assertThat(cursor.hasNext()).isFalse();
+        assertThatThrownBy(() -> store.get(bytes("a"))).isInstanceOf(StorageException.class).hasMessageContaining("closed");
+    }
+
+    @Test
+    void concurrentWritesToOneKeyEndOnTheNewestVersion() throws Exception {
+        List<Thread> writers = new ArrayList<>();
+        for (int t = 0; t < 4; t++) {
+            int offset = t;
+            writers.add(Thread.ofPlatform().start(() -> {
+                for (int i = offset; i < 2000; i += 4) {
+                    store.write(bytes("hot"), value(i, Integer.toString(i)));
+                }
+            }));
+        }
+        for (Thread writer : writers) {
+            writer.join();
+        }
+
+        assertThat(text(store.get(bytes("hot")))).isEqualTo("1999");
+    }
+
+    private List<byte[]> scan(byte[] start, byte[] end) {
+        List<byte[]> keys = new ArrayList<>();
+        try (RangeCursor cursor = store.range(start, end)) {
+            cursor.forEachRemaining(entry -> keys.add(entry.key()));
+        }
+        return keys;
+    }
+}

@@ -1,0 +1,35 @@
+package dev.kvlab.storage;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.springframework.util.unit.DataSize;
+
+/** Small stores for tests: real RocksDB in a temporary directory, little memory. */
+public final class TestStores {
+
+    private TestStores() {
+    }
+
+    public static StorageProperties properties(Path dir) {
+        return new StorageProperties(dir, DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 2, false, 2, 64);
+    }
+
+    public static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    public static Record value(long timestamp, String value) {
+        byte[] bytes = bytes(value);
+        byte[] array = Record.newValueArray(bytes.length);
+        System.arraycopy(bytes, 0, array, Record.HEADER_BYTES, bytes.length);
+        return Record.value(new Version(timestamp, 1), array);
+    }
+
+    public static Record tombstone(long timestamp) {
+        return Record.tombstone(new Version(timestamp, 1));
+    }
+
+    public static String text(Record record) {
+        return new String(record.valueBytes(), StandardCharsets.UTF_8);
+    }
+}
