@@ -1,0 +1,9 @@
+package dev.kvlab.api;
+
+/** The request is malformed; its message tells the client what was wrong (400). */
+public class BadRequestException extends RuntimeException {
+
+    public BadRequestException(String message) {
+        super(message);
+    }
+}

@@ -1,0 +1,84 @@
+package dev.kvlab.api;
+
+import java.io.ByteArrayOutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The query string of a request, percent-decoded into raw bytes. Keys are bytes, not strings:
+ * decoding {@code %FF} to the byte 0xFF (instead of a replacement character) keeps every key,
+ * binary ones included, exactly as the client sent it. {@code +} is a space, as in HTML forms.
+ * The first occurrence of a repeated parameter wins.
+ */
+final class QueryParameters {
+
+    private final Map<String, byte[]> values;
+
+    private QueryParameters(Map<String, byte[]> values) {
+        this.values = values;
+    }
+
+    static QueryParameters parse(String rawQuery) {
+        Map<String, byte[]> values = new HashMap<>();
+        if (rawQuery == null || rawQuery.isEmpty()) {
+            return new QueryParameters(values);
+        }
+        int start = 0;
+        while (start <= rawQuery.length()) {
+            int end = rawQuery.indexOf('&', start);
+            if (end < 0) {
+                end = rawQuery.length();
+            }
+            if (end > start) {
+                int equals = rawQuery.indexOf('=', start);
+                boolean hasValue = equals >= 0 && equals < end;
+                String name = new String(decode(rawQuery, start, hasValue ? equals : end), StandardCharsets.UTF_8);
+                byte[] value = hasValue ? decode(rawQuery, equals + 1, end) : new byte[0];
+                values.putIfAbsent(name, value);
+            }
+            start = end + 1;
+        }
+        return new QueryParameters(values);
+    }
+
+    /** The parameter's decoded bytes, or {@code null} when absent. */
+    byte[] bytes(String name) {
+        return values.get(name);
+    }
+
+    /** The parameter as UTF-8 text, or {@code null} when absent. */
+    String text(String name) {
+        byte[] value = values.get(name);
+        return value == null ? null : new String(value, StandardCharsets.UTF_8);
+    }
+
+    private static byte[] decode(String raw, int from, int to) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream(to - from);
+        for (int i = from; i < to; i++) {
+            char c = raw.charAt(i);
+            if (c == '%') {
+                if (i + 2 >= to) {
+                    throw new BadRequestException("malformed percent-encoding at the end of '" + raw.substring(from, to) + "'");
+                }
+                int high = Character.digit(raw.charAt(i + 1), 16);
+                int low = Character.digit(raw.charAt(i + 2), 16);
+                if (high < 0 || low < 0) {
+                    throw new BadRequestException("malformed percent-encoding '" + raw.substring(i, i + 3) + "' in the query");
+                }
+                out.write(high << 4 | low);
+                i += 2;
+            } else if (c == '+') {
+                out.write(' ');
+            } else if (c < 0x80) {
+                out.write(c);
+            } else {
+                // A raw non-ASCII character (clients should encode it, some do not): its UTF-8 bytes.
+                int codePointEnd = Character.isHighSurrogate(c) && i + 1 < to ? i + 2 : i + 1;
+                out.writeBytes(raw.substring(i, codePointEnd).getBytes(StandardCharsets.UTF_8));
+                i = codePointEnd - 1;
+            }
+        }
+        return out.toByteArray();
+    }
+}

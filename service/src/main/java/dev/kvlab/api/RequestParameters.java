@@ -1,0 +1,64 @@
+package dev.kvlab.api;
+
+import dev.kvlab.replication.ReplicaCount;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Reads and checks the API's query parameters; every problem becomes a 400 that names it. */
+final class RequestParameters {
+
+    /** The API's limit on a key, in UTF-8 bytes after URL-decoding. */
+    static final int MAX_KEY_BYTES = 1024;
+
+    private static final Pattern REPLICAS = Pattern.compile("(\\d{1,9})/(\\d{1,9})");
+
+    private RequestParameters() {
+    }
+
+    /** A key parameter that must be present and non-empty. */
+    static byte[] requiredKey(QueryParameters query, String name) {
+        byte[] key = query.bytes(name);
+        if (key == null) {
+            throw new BadRequestException("missing query parameter '" + name + "'");
+        }
+        if (key.length == 0) {
+            throw new BadRequestException("query parameter '" + name + "' must not be empty");
+        }
+        return checkLength(name, key);
+    }
+
+    /** A key parameter that may be absent (or empty, which means the same); {@code null} then. */
+    static byte[] optionalKey(QueryParameters query, String name) {
+        byte[] key = query.bytes(name);
+        return key == null || key.length == 0 ? null : checkLength(name, key);
+    }
+
+    private static byte[] checkLength(String name, byte[] key) {
+        if (key.length > MAX_KEY_BYTES) {
+            throw new BadRequestException("query parameter '" + name + "' is " + key.length
+                    + " bytes long after decoding; keys are at most " + MAX_KEY_BYTES + " bytes");
+        }
+        return key;
+    }
+
+    /** The {@code replicas=<ack>/<from>} parameter, or {@code null} for the cluster's default. */
+    static ReplicaCount replicas(QueryParameters query) {
+        String text = query.text("replicas");
+        if (text == null) {
+            return null;
+        }
+        Matcher matcher = REPLICAS.matcher(text);
+        if (!matcher.matches()) {
+            throw new BadRequestException("malformed replicas '" + text + "': expected <ack>/<from>, such as 2/3");
+        }
+        int ack = Integer.parseInt(matcher.group(1));
+        int from = Integer.parseInt(matcher.group(2));
+        if (ack < 1) {
+            throw new BadRequestException("replicas=" + text + ": ack must be at least 1");
+        }
+        if (ack > from) {
+            throw new BadRequestException("replicas=" + text + ": ack must not be greater than from");
+        }
+        return new ReplicaCount(ack, from);
+    }
+}

@@ -1,0 +1,86 @@
+package dev.kvlab.replication;
+
+import java.util.ArrayList;
+import java.util.List;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * Collects the answers of the {@code from} replicas asked in parallel. {@link #enough()} completes
+ * as soon as {@code ack} have answered, or fails with {@link NotEnoughReplicasException} as soon as
+ * too many have failed for that; {@link #all()} completes when every replica has answered or failed.
+ * The calls are never cancelled by the quorum: the replicas that answer late still get the write.
+ */
+final class Quorum<T> {
+
+    private final ReplicaCount count;
+    private final List<T> answers = new ArrayList<>();
+    private int failures;
+    private final Sinks.One<List<T>> enough = Sinks.one();
+    private final Sinks.One<List<T>> all = Sinks.one();
+
+    private Quorum(ReplicaCount count) {
+        this.count = count;
+    }
+
+    /** Subscribes to every call now; each must emit one answer or fail (a timeout is a failure). */
+    static <T> Quorum<T> collect(ReplicaCount count, List<Mono<T>> calls) {
+        Quorum<T> quorum = new Quorum<>(count);
+        for (Mono<T> call : calls) {
+            call.switchIfEmpty(Mono.error(() -> new IllegalStateException("a replica call completed without an answer")))
+                    .subscribe(quorum::answered, quorum::failed);
+        }
+        return quorum;
+    }
+
+    Mono<List<T>> enough() {
+        return enough.asMono();
+    }
+
+    Mono<List<T>> all() {
+        return all.asMono();
+    }
+
+    private void answered(T answer) {
+        List<T> enoughNow = null;
+        List<T> allNow = null;
+        synchronized (this) {
+            answers.add(answer);
+            if (answers.size() == count.ack()) {
+                enoughNow = List.copyOf(answers);
+            }
+            if (answers.size() + failures == count.from()) {
+                allNow = List.copyOf(answers);
+            }
+        }
+        // Emitted outside the lock: subscribers go on to answer the client on this thread.
+        emit(enoughNow, allNow);
+    }
+
+    private void failed(Throwable error) {
+        boolean hopeless;
+        int answered;
+        List<T> allNow = null;
+        synchronized (this) {
+            failures++;
+            answered = answers.size();
+            hopeless = answered < count.ack() && count.from() - failures == count.ack() - 1;
+            if (answers.size() + failures == count.from()) {
+                allNow = List.copyOf(answers);
+            }
+        }
+        if (hopeless) {
+            enough.tryEmitError(new NotEnoughReplicasException(count, answered));
+        }
+        emit(null, allNow);
+    }
+
+    private void emit(List<T> enoughNow, List<T> allNow) {
+        if (enoughNow != null) {
+            enough.tryEmitValue(enoughNow);
+        }
+        if (allNow != null) {
+            all.tryEmitValue(allNow);
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package dev.kvlab.replication;
+
+import dev.kvlab.storage.Entry;
+import dev.kvlab.storage.Record;
+import java.util.Optional;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/** One node's copy of the data, local or behind the network. Calls fail with an error, never hang silently. */
+public interface Replica {
+
+    /** The node this replica lives on, as the topology names it. */
+    String node();
+
+    /** The record under {@code key}, a tombstone included; empty Optional when the replica never saw the key. */
+    Mono<Optional<Record>> read(byte[] key);
+
+    /** Stores {@code record} unless the replica has a newer version; completes once it is durable there. */
+    Mono<Void> write(byte[] key, Record record);
+
+    /** The replica's records in {@code [start, end)}, tombstones included, in key order. */
+    Flux<Entry> range(byte[] start, byte[] end);
+}

@@ -1,0 +1,98 @@
+package dev.kvlab.process;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvlab.testing.KvClient;
+import dev.kvlab.testing.NodeProcess;
+import dev.kvlab.testing.RawHttp;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A range over more data than the node's heap streams with backpressure: a node limited to 64 MiB
+ * of heap (and so of direct memory) serves about 200 MiB to a reader that also pauses midway.
+ */
+class BoundedMemoryRangeIT {
+
+    static final int LARGE = 120;              // 1 MiB values
+    static final int SMALL = 20_000;           // 4 KiB values
+    static final int MIB = 1024 * 1024;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void aRangeLargerThanTheHeapStreamsToASlowReader() throws Exception {
+        try (NodeProcess node = new NodeProcess(dir.resolve("data"), dir.resolve("node.log"),
+                List.of("-Xmx64m", "-XX:+ExitOnOutOfMemoryError"), List.of()).start()) {
+            KvClient client = node.client();
+            IntStream.range(0, LARGE).parallel().forEach(i ->
+                    assertThat(client.put(largeKey(i), valueOf(largeKey(i), MIB)).statusCode()).isEqualTo(201));
+            IntStream.range(0, SMALL).parallel().forEach(i ->
+                    assertThat(client.put(smallKey(i), valueOf(smallKey(i), 4096)).statusCode()).isEqualTo(201));
+
+            AtomicInteger entries = new AtomicInteger();
+            AtomicLong bytes = new AtomicLong();
+            AtomicReference<String> previousKey = new AtomicReference<>("");
+            RawHttp.Response response = RawHttp.stream(node.port(), "/v0/entities?start=a", chunk -> {
+                int newline = indexOfNewline(chunk);
+                String key = new String(chunk, 0, newline, StandardCharsets.UTF_8);
+                byte[] value = Arrays.copyOfRange(chunk, newline + 1, chunk.length);
+                assertThat(key).isGreaterThan(previousKey.get());
+                assertThat(value).as(key).isEqualTo(valueOf(key, value.length));
+                previousKey.set(key);
+                bytes.addAndGet(chunk.length);
+                if (entries.incrementAndGet() == 10) {
+                    pause(); // the node must hold its stream, not buffer it
+                }
+            });
+
+            assertThat(response.status()).isEqualTo(200);
+            assertThat(entries.get()).isEqualTo(LARGE + SMALL);
+            assertThat(bytes.get()).isGreaterThan(3L * 64 * MIB);
+            assertThat(node.isAlive()).as("the node survived the stream").isTrue();
+            assertThat(client.get(largeKey(0)).statusCode()).isEqualTo(200);
+        }
+    }
+
+    private static String largeKey(int i) {
+        return String.format("a-large-%03d", i);
+    }
+
+    private static String smallKey(int i) {
+        return String.format("b-small-%05d", i);
+    }
+
+    /** Incompressible bytes derived from the key, so the reader can check every value. */
+    private static byte[] valueOf(String key, int size) {
+        byte[] value = new byte[size];
+        new Random(key.hashCode()).nextBytes(value);
+        return value;
+    }
+
+    private static int indexOfNewline(byte[] chunk) {
+        for (int i = 0; i < chunk.length; i++) {
+            if (chunk[i] == '\n') {
+                return i;
+            }
+        }
+        throw new AssertionError("a chunk without a newline");
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(3000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}

@@ -1,0 +1,84 @@
+package dev.kvlab.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/** A small client of the kvlab API for tests: real HTTP, raw bytes, statuses as they come. */
+public final class KvClient {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final String baseUrl;
+
+    public KvClient(String baseUrl) {
+        this.baseUrl = baseUrl;
+    }
+
+    public static KvClient onPort(int port) {
+        return new KvClient("http://127.0.0.1:" + port);
+    }
+
+    public String baseUrl() {
+        return baseUrl;
+    }
+
+    public HttpResponse<byte[]> get(String id) {
+        return get(id, null);
+    }
+
+    public HttpResponse<byte[]> get(String id, String replicas) {
+        return send("GET", entity(id, replicas), HttpRequest.BodyPublishers.noBody());
+    }
+
+    public HttpResponse<byte[]> put(String id, byte[] value) {
+        return put(id, value, null);
+    }
+
+    public HttpResponse<byte[]> put(String id, byte[] value, String replicas) {
+        return send("PUT", entity(id, replicas), HttpRequest.BodyPublishers.ofByteArray(value));
+    }
+
+    public HttpResponse<byte[]> put(String id, String value) {
+        return put(id, value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    public HttpResponse<byte[]> delete(String id) {
+        return delete(id, null);
+    }
+
+    public HttpResponse<byte[]> delete(String id, String replicas) {
+        return send("DELETE", entity(id, replicas), HttpRequest.BodyPublishers.noBody());
+    }
+
+    /** Any method on any path and raw (already encoded) query. */
+    public HttpResponse<byte[]> send(String method, String pathAndQuery, HttpRequest.BodyPublisher body) {
+        HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + pathAndQuery))
+                .timeout(Duration.ofSeconds(30))
+                .method(method, body)
+                .build();
+        try {
+            return HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    public static String entity(String id, String replicas) {
+        String query = "/v0/entity?id=" + URLEncoder.encode(id, StandardCharsets.UTF_8);
+        return replicas == null ? query : query + "&replicas=" + replicas;
+    }
+
+    public static String text(HttpResponse<byte[]> response) {
+        return new String(response.body(), StandardCharsets.UTF_8);
+    }
+}
