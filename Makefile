@@ -1,0 +1,29 @@
+# kvlab: the verbs a user types. `make help` lists them.
+
+# Java 25: the Temurin JDK where our machines have it, else whatever JAVA_HOME points at.
+JAVA_HOME := $(or $(wildcard /usr/lib/jvm/temurin-25-jdk-amd64),$(JAVA_HOME))
+export JAVA_HOME
+JAVA := $(JAVA_HOME)/bin/java
+MVN := ./mvnw -B -ntp
+
+JAR := service/target/kvlab-service.jar
+PORT ?= 8080
+DATA ?= ./data/n0
+
+.PHONY: help build test run check-java
+
+help: ## list the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+
+check-java:
+	@$(JAVA) -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])' || \
+		{ echo "kvlab needs Java 25: set JAVA_HOME to a JDK 25 (found: $$($(JAVA) -version 2>&1 | head -1))"; exit 1; }
+
+build: check-java ## build service/target/kvlab-service.jar
+	$(MVN) -DskipTests package
+
+test: check-java ## run every test: unit, API, and process-level (kill -9, small heap)
+	$(MVN) verify
+
+run: build ## run one node on PORT (8080) with data in DATA (./data/n0)
+	$(JAVA) -jar $(JAR) --server.port=$(PORT) --kvlab.storage.dir=$(DATA)
