@@ -1,22 +1,38 @@
 package dev.kvlab;
 
+import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
+import dev.kvlab.cluster.DnsTopologyProvider;
+import dev.kvlab.cluster.DnsjavaSrvLookup;
 import dev.kvlab.cluster.StaticTopologyProvider;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.LocalReplica;
 import dev.kvlab.replication.ReadRepair;
+import dev.kvlab.replication.RemoteReplica;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.StorageProperties;
+import io.netty.channel.ChannelOption;
+import java.time.Clock;
+import java.time.Duration;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
 
 /** Wires a node: its store, its view of the cluster, and the coordinator that serves clients. */
 @Configuration(proxyBeanMethods = false)
 class NodeConfiguration {
+
+    /** The longest key API.md allows, in bytes. */
+    private static final int MAX_KEY_BYTES = 1024;
 
     /** Closed after the web server has drained its requests: in-flight calls finish, then RocksDB closes. */
     @Bean(destroyMethod = "close")
@@ -24,9 +40,16 @@ class NodeConfiguration {
         return LocalStore.open(properties);
     }
 
-    @Bean
-    TopologyProvider topologyProvider(ClusterProperties properties) {
-        return new StaticTopologyProvider(properties);
+    @Bean(destroyMethod = "close")
+    TopologyProvider topologyProvider(ClusterProperties properties, @Value("${server.port:8080}") int serverPort) {
+        return switch (properties.discovery()) {
+            case STATIC -> new StaticTopologyProvider(properties);
+            case DNS -> {
+                ClusterProperties.Dns dns = properties.dns();
+                DnsjavaSrvLookup lookup = new DnsjavaSrvLookup(dns.server(), Duration.ofSeconds(2));
+                yield new DnsTopologyProvider(dns, serverPort, lookup, Clock.systemUTC()).start(dns.refreshInterval());
+            }
+        };
     }
 
     @Bean
@@ -39,13 +62,36 @@ class NodeConfiguration {
         return new ReadRepair(properties.readRepairMaxInFlight(), properties.timeout());
     }
 
+    /** One pool of connections to the peers for every replica call; disposed at shutdown. */
+    @Bean(destroyMethod = "dispose")
+    ConnectionProvider replicaConnections(ReplicationProperties properties) {
+        return ConnectionProvider.builder("kvlab-replicas")
+                .maxConnections(properties.maxConnections())
+                .pendingAcquireMaxCount(properties.pendingAcquireMax())
+                .pendingAcquireTimeout(properties.timeout())
+                .maxIdleTime(Duration.ofSeconds(30))
+                .evictInBackground(Duration.ofSeconds(30))
+                .build();
+    }
+
+    /** Runs on the server's event loops (Spring Boot's ReactorResourceFactory): no second set of threads. */
     @Bean
-    Coordinator coordinator(TopologyProvider topology, LocalStore store, HybridLogicalClock clock,
-                            ReadRepair readRepair, ReplicationProperties properties) {
+    WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties) {
+        HttpClient http = HttpClient.create(connections)
+                .runOn(resources.getLoopResources())
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
+                // Peers are found by name: a pod that comes back with a new address is found
+                // again within seconds (CoreDNS answers with a 5 s TTL).
+                .resolver(spec -> spec.cacheMaxTimeToLive(Duration.ofSeconds(5)));
+        return WebClient.builder().clientConnector(new ReactorClientHttpConnector(http)).build();
+    }
+
+    @Bean
+    Coordinator coordinator(TopologyProvider topology, LocalStore store, HybridLogicalClock clock, ReadRepair readRepair,
+                            WebClient replicaClient, ReplicationProperties replication, ApiProperties api) {
         LocalReplica local = new LocalReplica(topology.current().self(), store);
-        ReplicaDirectory replicas = new ReplicaDirectory(local, node -> {
-            throw new IllegalStateException("no remote replicas in a single-node build: " + node);
-        });
-        return new Coordinator(topology, replicas, clock, readRepair, properties.timeout());
+        ReplicaDirectory replicas = new ReplicaDirectory(local, node -> new RemoteReplica(node, replicaClient,
+                replication.timeout(), replication.rangeIdleTimeout(), MAX_KEY_BYTES, api.maxValueSize().toBytes()));
+        return new Coordinator(topology, replicas, clock, readRepair, replication.timeout());
     }
 }

@@ -1,11 +1,12 @@
 package dev.kvlab.api;
 
-import dev.kvlab.replication.Coordinator;
+import dev.kvlab.storage.Entry;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.util.ReferenceCountUtil;
 import java.util.List;
+import java.util.function.Function;
 import org.springframework.core.io.buffer.NettyDataBufferFactory;
 import org.springframework.http.InvalidMediaTypeException;
 import org.springframework.http.MediaType;
@@ -15,8 +16,9 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * {@code GET /v0/entities?start=&end=}: the cluster's live keys in {@code [start, end)} in key
- * order, streamed as chunks while the client reads them; the body is never built in memory.
+ * A range of entries streamed as chunks while the client reads them; the body is never built in
+ * memory. Serves the client's {@code /v0/entities} (the cluster's live keys) and the replicas'
+ * {@code /internal/v0/records} (one node's records, tombstones included).
  *
  * <p>Written with Reactor Netty directly, in groups of about {@link #GROUP_BYTES}: the next group is
  * read from the store only while the previous one is being written to the socket. WebFlux's writer
@@ -28,18 +30,24 @@ final class RangeHandler {
 
     static final int GROUP_BYTES = 256 * 1024;
 
-    private final Coordinator coordinator;
+    /** Where the entries of {@code [start, end)} come from; {@code end} may be null. */
+    interface Source {
+        Flux<Entry> range(byte[] start, byte[] end);
+    }
 
-    RangeHandler(Coordinator coordinator) {
-        this.coordinator = coordinator;
+    private final Source source;
+    private final Function<List<MediaType>, RangeFormat> formats;
+
+    RangeHandler(Source source, Function<List<MediaType>, RangeFormat> formats) {
+        this.source = source;
+        this.formats = formats;
     }
 
     Mono<Void> range(HttpServerRequest request, HttpServerResponse response) {
-        QueryParameters query;
         byte[] start;
         byte[] end;
         try {
-            query = QueryParameters.parse(rawQuery(request.uri()));
+            QueryParameters query = QueryParameters.parse(rawQuery(request.uri()));
             start = RequestParameters.requiredKey(query, "start");
             end = RequestParameters.optionalKey(query, "end");
         } catch (BadRequestException e) {
@@ -48,10 +56,10 @@ final class RangeHandler {
                     .sendString(Mono.just(e.getMessage() + "\n"))
                     .then();
         }
-        RangeFormat format = RangeFormat.negotiate(accepted(request));
+        RangeFormat format = formats.apply(accepted(request));
         response.header(HttpHeaderNames.CONTENT_TYPE, format.mediaType().toString());
         NettyDataBufferFactory buffers = new NettyDataBufferFactory(response.alloc());
-        Flux<ByteBuf> chunks = coordinator.range(start, end)
+        Flux<ByteBuf> chunks = source.range(start, end)
                 .map(entry -> NettyDataBufferFactory.toByteBuf(format.encode(entry, buffers)));
         // A send completes when its buffers are written to the socket; one more group waits, read
         // ahead. Buffers dropped by a cancelled stream are released.

@@ -1,5 +1,6 @@
 package dev.kvlab.api;
 
+import dev.kvlab.replication.ValueArrays;
 import dev.kvlab.storage.Record;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
@@ -27,19 +28,8 @@ final class ValueReader {
             return Mono.error(new PayloadTooLargeException(limit));
         }
         return DataBufferUtils.join(request.bodyToFlux(DataBuffer.class), (int) limit.toBytes())
-                .map(ValueReader::copyOut)
+                .map(ValueArrays::copyOf)
                 .defaultIfEmpty(Record.newValueArray(0))
                 .onErrorMap(DataBufferLimitException.class, e -> new PayloadTooLargeException(limit));
-    }
-
-    private static byte[] copyOut(DataBuffer body) {
-        try {
-            int length = body.readableByteCount();
-            byte[] valueArray = Record.newValueArray(length);
-            body.read(valueArray, Record.HEADER_BYTES, length);
-            return valueArray;
-        } finally {
-            DataBufferUtils.release(body);
-        }
     }
 }

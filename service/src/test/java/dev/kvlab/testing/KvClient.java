@@ -57,6 +57,11 @@ public final class KvClient {
         return send("DELETE", entity(id, replicas), HttpRequest.BodyPublishers.noBody());
     }
 
+    /** A replica's own record of the key, bypassing the coordinator (200 with version headers, or 404). */
+    public HttpResponse<byte[]> internalRecord(String id) {
+        return send("GET", "/internal/v0/record?id=" + URLEncoder.encode(id, StandardCharsets.UTF_8), HttpRequest.BodyPublishers.noBody());
+    }
+
     /** Any method on any path and raw (already encoded) query. */
     public HttpResponse<byte[]> send(String method, String pathAndQuery, HttpRequest.BodyPublisher body) {
         HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + pathAndQuery))

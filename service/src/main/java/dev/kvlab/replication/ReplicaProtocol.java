@@ -1,0 +1,43 @@
+package dev.kvlab.replication;
+
+/**
+ * How nodes talk to each other's replicas, under {@code /internal/v0/}, apart from the client API
+ * so a replica request never fans out again:
+ *
+ * <ul>
+ *   <li>{@code GET /internal/v0/record?id=} answers 200 with the record's value (a tombstone's is
+ *       empty) or 404 when the replica never saw the key; the version and the tombstone flag
+ *       travel in headers;</li>
+ *   <li>{@code PUT /internal/v0/record?id=} stores the body under the version header (201);</li>
+ *   <li>{@code DELETE /internal/v0/record?id=} stores a tombstone under the version header (202);</li>
+ *   <li>{@code GET /internal/v0/records?start=&end=} streams the replica's records, tombstones
+ *       included, in key order, each framed as {@code [key length:4][key][record length:4][record]},
+ *       the record in its stored form ({@link RecordFrames}).</li>
+ * </ul>
+ */
+public final class ReplicaProtocol {
+
+    public static final String RECORD_PATH = "/internal/v0/record";
+    public static final String RECORDS_PATH = "/internal/v0/records";
+    public static final String VERSION_HEADER = "X-Kvlab-Version";
+    public static final String TOMBSTONE_HEADER = "X-Kvlab-Tombstone";
+
+    private static final char[] HEX = "0123456789ABCDEF".toCharArray();
+
+    private ReplicaProtocol() {
+    }
+
+    /** A key as a query value: unreserved ASCII as is, every other byte percent-encoded. */
+    public static String encodeKey(byte[] key) {
+        StringBuilder encoded = new StringBuilder(key.length * 3);
+        for (byte b : key) {
+            int c = b & 0xff;
+            if (c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~') {
+                encoded.append((char) c);
+            } else {
+                encoded.append('%').append(HEX[c >> 4]).append(HEX[c & 0xf]);
+            }
+        }
+        return encoded.toString();
+    }
+}

@@ -1,0 +1,135 @@
+package dev.kvlab.testing;
+
+import dev.kvlab.KvlabApplication;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
+
+/**
+ * A static kvlab cluster of real servers inside the test JVM: each node its own Spring context,
+ * port and RocksDB directory. Nodes can be stopped (their port refuses connections, their data
+ * stays) and started again on the same port and data.
+ */
+public final class InProcessCluster implements AutoCloseable {
+
+    private final int[] ports;
+    private final Path[] dirs;
+    private final ConfigurableApplicationContext[] nodes;
+    private final Map<String, String> extraProperties;
+
+    private InProcessCluster(int size, Map<String, String> extraProperties) throws IOException {
+        this.ports = new int[size];
+        this.dirs = new Path[size];
+        this.nodes = new ConfigurableApplicationContext[size];
+        this.extraProperties = extraProperties;
+        for (int i = 0; i < size; i++) {
+            ports[i] = freePort();
+            dirs[i] = Files.createTempDirectory("kvlab-node" + i + "-");
+        }
+    }
+
+    /** Starts a cluster of {@code size} nodes with a short replica timeout, so 504s come quickly. */
+    public static InProcessCluster start(int size) throws IOException {
+        return start(size, Map.of("kvlab.replication.timeout", "500ms"));
+    }
+
+    public static InProcessCluster start(int size, Map<String, String> properties) throws IOException {
+        InProcessCluster cluster = new InProcessCluster(size, properties);
+        try {
+            for (int i = 0; i < size; i++) {
+                cluster.startNode(i);
+            }
+        } catch (RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+        return cluster;
+    }
+
+    public int size() {
+        return ports.length;
+    }
+
+    public String url(int node) {
+        return "http://127.0.0.1:" + ports[node];
+    }
+
+    public KvClient client(int node) {
+        return new KvClient(url(node));
+    }
+
+    public void stopNode(int node) {
+        if (nodes[node] != null) {
+            nodes[node].close();
+            nodes[node] = null;
+        }
+    }
+
+    public void startNode(int node) {
+        if (nodes[node] != null) {
+            return;
+        }
+        Map<String, Object> properties = new HashMap<>(extraProperties);
+        properties.put("server.port", ports[node]);
+        properties.put("kvlab.storage.dir", dirs[node].toString());
+        properties.put("kvlab.storage.block-cache-size", "8MB");
+        properties.put("kvlab.storage.write-buffer-size", "4MB");
+        properties.put("kvlab.cluster.nodes", Arrays.stream(ports).mapToObj(p -> "http://127.0.0.1:" + p).collect(Collectors.joining(",")));
+        properties.put("kvlab.cluster.self", url(node));
+        nodes[node] = new SpringApplicationBuilder(KvlabApplication.class, OwnEventLoops.class).properties(properties).run();
+    }
+
+    /**
+     * Each node on event loops of its own. By default the nodes in this JVM would share Reactor
+     * Netty's global loops, and stopping one node would dispose them under the others.
+     */
+    @Configuration(proxyBeanMethods = false)
+    static class OwnEventLoops {
+
+        @Bean
+        ReactorResourceFactory reactorResourceFactory() {
+            ReactorResourceFactory resources = new ReactorResourceFactory();
+            resources.setUseGlobalResources(false);
+            return resources;
+        }
+    }
+
+    /** The nodes that hold a record (value or tombstone) of the key, asked directly on each replica. */
+    public List<Integer> holders(String key) {
+        List<Integer> holders = new ArrayList<>();
+        for (int i = 0; i < size(); i++) {
+            if (nodes[i] != null && client(i).internalRecord(key).statusCode() == 200) {
+                holders.add(i);
+            }
+        }
+        return holders;
+    }
+
+    @Override
+    public void close() {
+        for (int i = 0; i < nodes.length; i++) {
+            stopNode(i);
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
