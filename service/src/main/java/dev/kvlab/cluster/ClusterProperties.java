@@ -1,8 +1,10 @@
 package dev.kvlab.cluster;
 
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -11,18 +13,53 @@ import org.springframework.validation.annotation.Validated;
 /**
  * {@code kvlab.cluster.*}: who the other nodes are.
  *
- * @param nodes the base URLs of all nodes, this one included, for a static cluster; empty for a
- *              single node
- * @param self  this node's URL as it appears in {@code nodes}
+ * @param discovery where the node list comes from: {@code static} (the {@code nodes} list) or
+ *                  {@code dns} (the pods of a StatefulSet behind a headless Service)
+ * @param nodes     the base URLs of all nodes, this one included, for a static cluster; empty for
+ *                  a single node
+ * @param self      this node's URL as it appears in {@code nodes}
+ * @param dns       settings of DNS discovery
  */
 @Validated
 @ConfigurationProperties("kvlab.cluster")
 public record ClusterProperties(
+        @NotNull @DefaultValue("static") Discovery discovery,
         @NotNull @DefaultValue List<URI> nodes,
-        URI self) {
+        URI self,
+        @NotNull @Valid @DefaultValue Dns dns) {
 
     /** Name of the only node of a cluster of one. */
     public static final String SINGLE_NODE = "local";
+
+    public enum Discovery { STATIC, DNS }
+
+    /**
+     * DNS discovery: the nodes are the pods {@code <set>-0 .. <set>-(n-1)} of a StatefulSet, each
+     * reachable as {@code <pod>.<service>}. Their number is {@code replicas} when set, otherwise it
+     * is read from the SRV records of the headless service (which must publish not-ready
+     * addresses), re-read every {@code refreshInterval}.
+     *
+     * @param service         the headless service's DNS name, e.g. {@code kvlab-headless.default.svc.cluster.local}
+     * @param podName         this pod's name, {@code <set>-<ordinal>}; defaults to {@code $HOSTNAME}
+     * @param scheme          the scheme of node URLs
+     * @param port            the port of node URLs; 0 means this node's {@code server.port}
+     * @param replicas        the StatefulSet's size if fixed; 0 reads it from DNS
+     * @param refreshInterval how often DNS is read again
+     * @param shrinkAfter     how long pods must be missing from DNS before the cluster shrinks: a
+     *                        pod being rescheduled vanishes from DNS for a moment, and shrinking
+     *                        would move its keys elsewhere
+     * @param server          a DNS server ({@code host:port}) to ask instead of the system's resolvers
+     */
+    public record Dns(
+            String service,
+            String podName,
+            @NotNull @DefaultValue("http") String scheme,
+            @Min(0) @DefaultValue("0") int port,
+            @Min(0) @DefaultValue("0") int replicas,
+            @NotNull @DefaultValue("5s") Duration refreshInterval,
+            @NotNull @DefaultValue("60s") Duration shrinkAfter,
+            String server) {
+    }
 
     /** A node's name: its URL without a trailing slash, so "http://h:1/" and "http://h:1" are one node. */
     public static String nodeName(URI url) {

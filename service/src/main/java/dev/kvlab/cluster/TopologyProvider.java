@@ -1,7 +1,12 @@
 package dev.kvlab.cluster;
 
 /** Where a node learns the cluster's members. Implementations must be cheap to call on every request. */
-public interface TopologyProvider {
+public interface TopologyProvider extends AutoCloseable {
 
     Topology current();
+
+    /** Stops any background refresh; nothing to do for most providers. */
+    @Override
+    default void close() {
+    }
 }
