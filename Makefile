@@ -10,7 +10,7 @@ JAR := service/target/kvlab-service.jar
 PORT ?= 8080
 DATA ?= ./data/n0
 
-.PHONY: help build test run check-java
+.PHONY: help build test run up down status check-java
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
@@ -27,3 +27,15 @@ test: check-java ## run every test: unit, API, and process-level (kill -9, small
 
 run: build ## run one node on PORT (8080) with data in DATA (./data/n0)
 	$(JAVA) -jar $(JAR) --server.port=$(PORT) --kvlab.storage.dir=$(DATA)
+
+N ?= 3
+CLUSTER := JAVA=$(JAVA) JAR=$(JAR) scripts/local-cluster.sh
+
+up: build ## start a local cluster of N (3) nodes on 127.0.0.1:8080.. with data in ./data/n*
+	$(CLUSTER) up $(N)
+
+down: ## stop the local cluster (SIGTERM: nodes drain and close RocksDB)
+	$(CLUSTER) down
+
+status: ## show the local cluster's nodes
+	$(CLUSTER) status

@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# A kvlab cluster of local processes on 127.0.0.1, one data directory and log per node.
+#   local-cluster.sh up [N]      start N nodes (default 3) on ports BASE_PORT.. (default 8080)
+#   local-cluster.sh down        stop them with SIGTERM (they drain and close RocksDB)
+#   local-cluster.sh status      list the nodes and whether they answer
+# Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS.
+set -euo pipefail
+
+JAVA=${JAVA:-java}
+JAR=${JAR:-service/target/kvlab-service.jar}
+DATA_ROOT=${DATA_ROOT:-./data}
+BASE_PORT=${BASE_PORT:-8080}
+JAVA_OPTS=${JAVA_OPTS:-}
+RUN_DIR="$DATA_ROOT/run"
+
+node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))"; }
+
+answers() { curl -fsS -o /dev/null --max-time 1 "$1/v0/status" 2>/dev/null; }
+
+up() {
+  local n=${1:-3}
+  [ -f "$JAR" ] || { echo "no $JAR: run make build" >&2; exit 1; }
+  if ls "$RUN_DIR"/*.pid >/dev/null 2>&1; then
+    echo "a cluster is already up (pid files in $RUN_DIR); run: make down" >&2
+    exit 1
+  fi
+  mkdir -p "$RUN_DIR"
+  local nodes=""
+  for ((i = 0; i < n; i++)); do nodes+="${nodes:+,}$(node_url "$i")"; done
+  for ((i = 0; i < n; i++)); do
+    local port=$((BASE_PORT + i))
+    if answers "$(node_url "$i")"; then echo "port $port is taken by a running node" >&2; exit 1; fi
+    # shellcheck disable=SC2086 # JAVA_OPTS holds several options
+    nohup "$JAVA" $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
+      --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$(node_url "$i")" \
+      >"$RUN_DIR/n$i.log" 2>&1 &
+    echo $! >"$RUN_DIR/n$i.pid"
+  done
+  for ((i = 0; i < n; i++)); do
+    local deadline=$((SECONDS + 60))
+    until answers "$(node_url "$i")"; do
+      if ! kill -0 "$(cat "$RUN_DIR/n$i.pid")" 2>/dev/null; then
+        echo "node n$i exited; its log:" >&2; tail -20 "$RUN_DIR/n$i.log" >&2; down; exit 1
+      fi
+      if ((SECONDS > deadline)); then echo "node n$i did not answer within 60 s" >&2; down; exit 1; fi
+      sleep 0.3
+    done
+  done
+  echo "kvlab cluster of $n nodes is up: $nodes"
+  echo "data in $DATA_ROOT/n*, logs in $RUN_DIR/n*.log; stop it with: make down"
+}
+
+down() {
+  local pids=()
+  for f in "$RUN_DIR"/*.pid; do
+    [ -e "$f" ] || continue
+    local pid; pid=$(cat "$f")
+    if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; pids+=("$pid"); fi
+    rm -f "$f"
+  done
+  for pid in "${pids[@]}"; do
+    local deadline=$((SECONDS + 40))
+    while kill -0 "$pid" 2>/dev/null; do
+      if ((SECONDS > deadline)); then echo "node $pid did not stop; killing it" >&2; kill -KILL "$pid"; fi
+      sleep 0.2
+    done
+  done
+  echo "stopped ${#pids[@]} node(s)"
+}
+
+status() {
+  for f in "$RUN_DIR"/*.pid; do
+    [ -e "$f" ] || { echo "no cluster is up"; return; }
+    local name; name=$(basename "$f" .pid)
+    local i=${name#n}
+    local state=down
+    answers "$(node_url "$i")" && state=serving
+    echo "$name pid $(cat "$f") $(node_url "$i") $state"
+  done
+}
+
+case "${1:-}" in
+  up) up "${2:-3}" ;;
+  down) down ;;
+  status) status ;;
+  *) echo "usage: $0 up [N] | down | status" >&2; exit 2 ;;
+esac
