@@ -7,7 +7,9 @@ import dev.kvlab.storage.Record;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -22,6 +24,9 @@ import reactor.core.publisher.Mono;
 public final class Coordinator {
 
     private static final Logger log = LoggerFactory.getLogger(Coordinator.class);
+    private static final Comparator<Entry> KEY_ORDER = (a, b) -> Arrays.compareUnsigned(a.key(), b.key());
+    /** Entries buffered per node by a range merge: few, since an entry may hold a 1 MiB value. */
+    private static final int MERGE_PREFETCH = 4;
 
     private final TopologyProvider topology;
     private final ReplicaDirectory replicas;
@@ -69,6 +74,7 @@ public final class Coordinator {
         return ask(key, requested, replica -> replica.write(key, record).thenReturn(replica)).enough().then();
     }
 
+    /** Sends {@code call} to the key's replicas; {@code requested == null} means the cluster's default quorum. */
     private <T> Quorum<T> ask(byte[] key, ReplicaCount requested, Function<Replica, Mono<T>> call) {
         Topology current = topology.current();
         ReplicaCount count = requested != null ? requested : ReplicaCount.quorumOf(current.size());
@@ -84,34 +90,43 @@ public final class Coordinator {
 
     /**
      * The live entries of {@code [start, end)} across the cluster, in key order, each once with its
-     * newest value: a k-way merge of every node's sorted stream. A node that cannot be reached, or
-     * fails midway, is left out; the others' copies of its keys still appear.
+     * newest value: a k-way merge of every node's sorted stream, pulled as the client reads. A node
+     * that cannot be reached when the range starts is left out (the other replicas of its keys
+     * still answer); a node that fails midway fails the range, rather than end it short silently.
      */
     public Flux<Entry> range(byte[] start, byte[] end) {
         return Flux.defer(() -> {
             Topology current = topology.current();
             if (current.size() == 1) {
-                return dropTombstones(replicas.replicaOf(current.self(), current).range(start, end));
+                return liveOnly(replicas.replicaOf(current.self(), current).range(start, end));
             }
             List<Flux<Entry>> streams = new ArrayList<>(current.size());
             for (String node : current.nodes()) {
                 Replica replica = replicas.replicaOf(node, current);
-                Flux<Entry> stream = replica.range(start, end);
-                streams.add(node.equals(current.self()) ? stream : stream.onErrorResume(error -> {
-                    log.warn("range over {} left out {}: {}", replica, node, error.toString());
-                    return Flux.empty();
-                }));
+                streams.add(node.equals(current.self()) ? replica.range(start, end) : skippedIfUnreachable(replica, start, end));
             }
             @SuppressWarnings("unchecked")
             Flux<Entry>[] sources = streams.toArray(Flux[]::new);
-            Flux<Entry> newestPerKey = Flux.mergeComparing(ENTRY_ORDER, sources)
+            return liveOnly(Flux.mergeComparing(MERGE_PREFETCH, KEY_ORDER, sources)
                     .bufferUntilChanged(Entry::key, Arrays::equals)
-                    .map(Coordinator::newestOf);
-            return dropTombstones(newestPerKey);
+                    .map(Coordinator::newestOf));
         });
     }
 
-    private static final java.util.Comparator<Entry> ENTRY_ORDER = (a, b) -> Arrays.compareUnsigned(a.key(), b.key());
+    private static Flux<Entry> skippedIfUnreachable(Replica replica, byte[] start, byte[] end) {
+        return Flux.defer(() -> {
+            AtomicBoolean started = new AtomicBoolean();
+            return replica.range(start, end)
+                    .doOnNext(entry -> started.set(true))
+                    .onErrorResume(error -> {
+                        if (started.get()) {
+                            return Flux.error(error);
+                        }
+                        log.warn("range leaves out {}: {}", replica, error.toString());
+                        return Flux.empty();
+                    });
+        });
+    }
 
     private static Entry newestOf(List<Entry> copies) {
         Entry newest = copies.getFirst();
@@ -123,11 +138,7 @@ public final class Coordinator {
         return newest;
     }
 
-    private static Flux<Entry> dropTombstones(Flux<Entry> entries) {
+    private static Flux<Entry> liveOnly(Flux<Entry> entries) {
         return entries.filter(entry -> !entry.record().isTombstone());
-    }
-
-    public int clusterSize() {
-        return topology.current().size();
     }
 }

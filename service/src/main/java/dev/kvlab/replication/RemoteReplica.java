@@ -91,8 +91,9 @@ public final class RemoteReplica implements Replica {
                 return failure(response).flux().cast(Entry.class);
             }
             RecordFrames.Decoder decoder = new RecordFrames.Decoder(maxKeyLength, maxValueLength);
+            // Network buffers are decoded a couple at a time, as the merge asks for entries.
             return response.bodyToFlux(DataBuffer.class)
-                    .concatMapIterable(decoder::decode)
+                    .concatMapIterable(decoder::decode, 2)
                     .concatWith(Mono.fromRunnable(decoder::finish));
         }).timeout(Mono.delay(timeout), entry -> Mono.delay(rangeIdleTimeout));
     }

@@ -18,50 +18,75 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A range over more data than the node's heap streams with backpressure: a node limited to 64 MiB
- * of heap (and so of direct memory) serves about 200 MiB to a reader that also pauses midway.
+ * A range over more data than a node's heap streams with backpressure: nodes limited to 64 MiB of
+ * heap (and so of direct memory) serve about 200 MiB to a reader that also pauses midway, alone and
+ * as a cluster of three merging their streams.
  */
 class BoundedMemoryRangeIT {
 
     static final int LARGE = 120;              // 1 MiB values
     static final int SMALL = 20_000;           // 4 KiB values
     static final int MIB = 1024 * 1024;
+    static final List<String> SMALL_HEAP = List.of("-Xmx64m", "-XX:+ExitOnOutOfMemoryError");
 
     @TempDir
     Path dir;
 
     @Test
     void aRangeLargerThanTheHeapStreamsToASlowReader() throws Exception {
-        try (NodeProcess node = new NodeProcess(dir.resolve("data"), dir.resolve("node.log"),
-                List.of("-Xmx64m", "-XX:+ExitOnOutOfMemoryError"), List.of()).start()) {
-            KvClient client = node.client();
-            IntStream.range(0, LARGE).parallel().forEach(i ->
-                    assertThat(client.put(largeKey(i), valueOf(largeKey(i), MIB)).statusCode()).isEqualTo(201));
-            IntStream.range(0, SMALL).parallel().forEach(i ->
-                    assertThat(client.put(smallKey(i), valueOf(smallKey(i), 4096)).statusCode()).isEqualTo(201));
-
-            AtomicInteger entries = new AtomicInteger();
-            AtomicLong bytes = new AtomicLong();
-            AtomicReference<String> previousKey = new AtomicReference<>("");
-            RawHttp.Response response = RawHttp.stream(node.port(), "/v0/entities?start=a", chunk -> {
-                int newline = indexOfNewline(chunk);
-                String key = new String(chunk, 0, newline, StandardCharsets.UTF_8);
-                byte[] value = Arrays.copyOfRange(chunk, newline + 1, chunk.length);
-                assertThat(key).isGreaterThan(previousKey.get());
-                assertThat(value).as(key).isEqualTo(valueOf(key, value.length));
-                previousKey.set(key);
-                bytes.addAndGet(chunk.length);
-                if (entries.incrementAndGet() == 10) {
-                    pause(); // the node must hold its stream, not buffer it
-                }
-            });
-
-            assertThat(response.status()).isEqualTo(200);
-            assertThat(entries.get()).isEqualTo(LARGE + SMALL);
-            assertThat(bytes.get()).isGreaterThan(3L * 64 * MIB);
-            assertThat(node.isAlive()).as("the node survived the stream").isTrue();
-            assertThat(client.get(largeKey(0)).statusCode()).isEqualTo(200);
+        try (NodeProcess node = new NodeProcess(dir.resolve("data"), dir.resolve("node.log"), SMALL_HEAP, List.of()).start()) {
+            fill(node.client(), null);
+            assertStreamsEverything(node);
         }
+    }
+
+    @Test
+    void aClusterRangeLargerThanEveryHeapStreamsToASlowReader() throws Exception {
+        List<NodeProcess> nodes = NodeProcess.cluster(3, dir, SMALL_HEAP);
+        try {
+            for (NodeProcess node : nodes) {
+                node.start();
+            }
+            // Every node holds every key, so the coordinator merges three full streams.
+            fill(nodes.get(1).client(), "3/3");
+            assertStreamsEverything(nodes.get(0));
+            assertThat(nodes).allSatisfy(node -> assertThat(node.isAlive()).isTrue());
+        } finally {
+            for (NodeProcess node : nodes) {
+                node.close();
+            }
+        }
+    }
+
+    private static void fill(KvClient client, String replicas) {
+        IntStream.range(0, LARGE).parallel().forEach(i ->
+                assertThat(client.put(largeKey(i), valueOf(largeKey(i), MIB), replicas).statusCode()).isEqualTo(201));
+        IntStream.range(0, SMALL).parallel().forEach(i ->
+                assertThat(client.put(smallKey(i), valueOf(smallKey(i), 4096), replicas).statusCode()).isEqualTo(201));
+    }
+
+    private static void assertStreamsEverything(NodeProcess node) throws Exception {
+        AtomicInteger entries = new AtomicInteger();
+        AtomicLong bytes = new AtomicLong();
+        AtomicReference<String> previousKey = new AtomicReference<>("");
+        RawHttp.Response response = RawHttp.stream(node.port(), "/v0/entities?start=a", chunk -> {
+            int newline = indexOfNewline(chunk);
+            String key = new String(chunk, 0, newline, StandardCharsets.UTF_8);
+            byte[] value = Arrays.copyOfRange(chunk, newline + 1, chunk.length);
+            assertThat(key).isGreaterThan(previousKey.get());
+            assertThat(value).as(key).isEqualTo(valueOf(key, value.length));
+            previousKey.set(key);
+            bytes.addAndGet(chunk.length);
+            if (entries.incrementAndGet() == 10) {
+                pause(); // the node must hold its stream, not buffer it
+            }
+        });
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(entries.get()).isEqualTo(LARGE + SMALL);
+        assertThat(bytes.get()).isGreaterThan(3L * 64 * MIB);
+        assertThat(node.isAlive()).as("the node survived the stream").isTrue();
+        assertThat(node.client().get(largeKey(0)).statusCode()).isEqualTo(200);
     }
 
     private static String largeKey(int i) {

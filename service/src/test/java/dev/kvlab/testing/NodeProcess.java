@@ -26,11 +26,31 @@ public final class NodeProcess implements AutoCloseable {
     private Process process;
 
     public NodeProcess(Path dataDir, Path log, List<String> jvmOptions, List<String> arguments) {
+        this(dataDir, log, jvmOptions, arguments, freePort());
+    }
+
+    private NodeProcess(Path dataDir, Path log, List<String> jvmOptions, List<String> arguments, int port) {
         this.dataDir = dataDir;
         this.log = log;
         this.jvmOptions = jvmOptions;
         this.arguments = arguments;
-        this.port = freePort();
+        this.port = port;
+    }
+
+    /** A static cluster of {@code size} nodes (not started) with data and logs under {@code dir}. */
+    public static List<NodeProcess> cluster(int size, Path dir, List<String> jvmOptions) {
+        int[] ports = new int[size];
+        List<String> urls = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            ports[i] = freePort();
+            urls.add("http://127.0.0.1:" + ports[i]);
+        }
+        List<NodeProcess> nodes = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            nodes.add(new NodeProcess(dir.resolve("n" + i), dir.resolve("n" + i + ".log"), jvmOptions,
+                    List.of("--kvlab.cluster.nodes=" + String.join(",", urls), "--kvlab.cluster.self=" + urls.get(i)), ports[i]));
+        }
+        return nodes;
     }
 
     public NodeProcess start() throws Exception {
