@@ -1,0 +1,256 @@
+// What every kvlab k6 scenario shares: configuration from the environment, keys, values, URLs,
+// the open-model scenario, thresholds, and a handleSummary that writes machine-readable JSON.
+//
+// Environment (the same names drive the wrk2 Lua scripts):
+//   TARGETS       comma-separated base URLs; requests go round-robin over them (http://127.0.0.1:8080)
+//   RATE          requests per second, held constant whatever the server does (1000)
+//   DURATION      how long to hold it, a k6 duration: 30s, 2m (30s)
+//   KEYS          size of the key space: keys are KEY_PREFIX + 10-digit index, 0..KEYS-1 (100000)
+//   KEY_PREFIX    (k)
+//   VALUE_SIZE    bytes in every PUT body (1024)
+//   REPLICAS      ack/from for every request, for example 2/3; empty: the server's default quorum
+//   VUS, MAX_VUS  virtual users (each one keep-alive connection per target) allocated at start
+//                 and at most; when all are busy the scenario drops iterations (reported) (64, 256)
+//   SLO_P99_MS    threshold on p99 latency in ms (10)
+//   MAX_ERROR_RATE  threshold on the share of failed requests (0.01)
+//   SUMMARY_JSON  where handleSummary writes its JSON (summary.json)
+//   RANGE_SIZE    keys per range read (range.js; 100);  READ_SHARE  GETs in mixed.js (0.5)
+import exec from 'k6/execution';
+
+function envInt(name, dflt) {
+  const raw = __ENV[name];
+  if (raw === undefined || raw === '') return dflt;
+  const v = Number(raw);
+  if (!Number.isFinite(v)) throw new Error(`${name} must be a number, got '${raw}'`);
+  return Math.floor(v);
+}
+
+function envFloat(name, dflt) {
+  const raw = __ENV[name];
+  if (raw === undefined || raw === '') return dflt;
+  const v = Number(raw);
+  if (!Number.isFinite(v)) throw new Error(`${name} must be a number, got '${raw}'`);
+  return v;
+}
+
+/** k6 duration ("90s", "2m", "1m30s", "500ms") in seconds. */
+export function durationSeconds(text) {
+  const re = /(\d+(?:\.\d+)?)(ms|h|m|s)/g;
+  let total = 0;
+  let matched = '';
+  for (const m of text.matchAll(re)) {
+    total += Number(m[1]) * { ms: 0.001, s: 1, m: 60, h: 3600 }[m[2]];
+    matched += m[0];
+  }
+  if (matched !== text) throw new Error(`bad duration '${text}' (use 30s, 2m, 1m30s)`);
+  return total;
+}
+
+export const cfg = Object.freeze({
+  targets: (__ENV.TARGETS || 'http://127.0.0.1:8080')
+    .split(',').map((s) => s.trim().replace(/\/+$/, '')).filter((s) => s.length > 0),
+  rate: envInt('RATE', 1000),
+  duration: __ENV.DURATION || '30s',
+  keys: envInt('KEYS', 100000),
+  keyPrefix: __ENV.KEY_PREFIX || 'k',
+  valueSize: envInt('VALUE_SIZE', 1024),
+  replicas: __ENV.REPLICAS || '',
+  vus: envInt('VUS', 64),
+  maxVus: envInt('MAX_VUS', 256),
+  sloP99Ms: envFloat('SLO_P99_MS', 10),
+  maxErrorRate: envFloat('MAX_ERROR_RATE', 0.01),
+  summaryJson: __ENV.SUMMARY_JSON || 'summary.json',
+  rangeSize: envInt('RANGE_SIZE', 100),
+  readShare: envFloat('READ_SHARE', 0.5),
+});
+
+if (cfg.targets.length === 0) throw new Error('TARGETS is empty');
+if (cfg.keys < 1) throw new Error('KEYS must be at least 1');
+if (cfg.rate < 1) throw new Error('RATE must be at least 1');
+if (cfg.replicas !== '' && !/^\d+\/\d+$/.test(cfg.replicas)) {
+  throw new Error(`REPLICAS must look like ack/from, got '${cfg.replicas}'`);
+}
+
+const replicasParam = cfg.replicas === '' ? '' : `&replicas=${cfg.replicas}`;
+
+/** The key of index i: prefix + 10 digits, so keys sort as their indexes do (ranges are exact). */
+export function key(i) {
+  return cfg.keyPrefix + String(i).padStart(10, '0');
+}
+
+export function randomIndex() {
+  return Math.floor(Math.random() * cfg.keys);
+}
+
+/** The base URL for this iteration: round-robin over TARGETS. */
+export function target() {
+  return cfg.targets[exec.scenario.iterationInTest % cfg.targets.length];
+}
+
+export function entityUrl(base, k) {
+  return `${base}/v0/entity?id=${encodeURIComponent(k)}${replicasParam}`;
+}
+
+export function rangeUrl(base, startKey, endKey) {
+  return `${base}/v0/entities?start=${encodeURIComponent(startKey)}&end=${encodeURIComponent(endKey)}`;
+}
+
+/** A VALUE_SIZE-byte ASCII body, random once per VU (so compression cannot flatter the store). */
+export function makeValue(size) {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789';
+  const parts = [];
+  for (let i = 0; i < size; i++) parts.push(alphabet[Math.floor(Math.random() * alphabet.length)]);
+  return parts.join('');
+}
+
+// Percentiles kept in the summary: the table's (50 ... 99.999) plus HdrHistogram's ticks (five per
+// halving of 1-p, as wrk2 prints them) down to 1-p = 1e-5, enough to draw the percentile spectrum.
+const TABLE_PERCENTILES = [50, 75, 90, 99, 99.9, 99.99, 99.999];
+
+function spectrumPercentiles() {
+  const ps = new Set([10, 20, 30, 40, ...TABLE_PERCENTILES]);
+  for (let half = 1; half <= 17; half++) {
+    const from = 1 - 2 ** -half;
+    const step = 2 ** -half / 2 / 5;
+    for (let i = 0; i < 5; i++) {
+      const p = (from + i * step) * 100;
+      if (p <= 99.999) ps.add(Number(p.toPrecision(8)));
+    }
+  }
+  return [...ps].sort((a, b) => a - b);
+}
+
+export const PERCENTILES = spectrumPercentiles();
+const TREND_STATS = ['min', 'avg', 'med', 'max', ...PERCENTILES.map((p) => `p(${p})`)];
+
+// Status codes counted separately in the summary (any other code shows up as "other").
+const STATUS_CODES = [0, 200, 201, 202, 400, 404, 405, 408, 413, 429, 500, 502, 503, 504];
+
+/**
+ * k6 options for one open-model (constant-arrival-rate) scenario named "main".
+ * ops: the values of the "op" tag the scenario uses (each gets its own latency percentiles).
+ */
+export function openModelOptions(ops) {
+  return commonOptions(ops, {
+    main: {
+      executor: 'constant-arrival-rate',
+      rate: cfg.rate,
+      timeUnit: '1s',
+      duration: cfg.duration,
+      preAllocatedVUs: Math.min(cfg.vus, cfg.maxVus),
+      maxVUs: cfg.maxVus,
+      gracefulStop: '5s',
+    },
+  });
+}
+
+/** Options around the given scenarios: thresholds, percentiles kept, tags, bodies discarded. */
+export function commonOptions(ops, scenarios, latencyThresholds = true) {
+  const thresholds = { http_req_failed: [`rate<${cfg.maxErrorRate}`] };
+  if (latencyThresholds) {
+    thresholds.http_req_duration = [`p(99)<${cfg.sloP99Ms}`];
+    for (const op of ops) thresholds[`http_req_duration{op:${op}}`] = [`p(99)<${cfg.sloP99Ms}`];
+  } else {
+    // Still a submetric per op, so that its percentiles are in the summary.
+    for (const op of ops) thresholds[`http_req_duration{op:${op}}`] = ['max>=0'];
+  }
+  for (const code of STATUS_CODES) thresholds[`http_reqs{status:${code}}`] = ['count>=0'];
+  return {
+    scenarios,
+    thresholds,
+    summaryTrendStats: TREND_STATS,
+    // No per-URL tag: a million distinct URLs would make a million time series.
+    systemTags: ['status', 'method', 'name', 'scenario', 'expected_response', 'error_code'],
+    discardResponseBodies: true,
+    noConnectionReuse: false,
+    userAgent: 'kvlab-k6',
+  };
+}
+
+function trendValues(metric) {
+  if (!metric) return null;
+  const v = metric.values;
+  const spectrum = PERCENTILES.map((p) => [p / 100, v[`p(${p})`]]);
+  spectrum.unshift([0, v.min]);
+  spectrum.push([1, v.max]);
+  const table = {};
+  for (const p of TABLE_PERCENTILES) table[`p${p}`] = v[`p(${p})`];
+  table.p100 = v.max;
+  return { unit: 'ms', min: v.min, mean: v.avg, max: v.max, percentiles: table, spectrum };
+}
+
+function count(data, name) {
+  const m = data.metrics[name];
+  return m ? m.values.count : 0;
+}
+
+function textTable(result) {
+  const lines = [`kvlab ${result.scenario}: ${result.targets.join(', ')}`];
+  const asked = result.requested_rate === null ? `${result.model}` : `requested ${result.requested_rate}/s`;
+  lines.push(`  ${asked} for ${result.duration_s.toFixed(1)} s, achieved ` +
+    `${result.achieved_rate.toFixed(1)}/s (${result.requests} requests, ` +
+    `${result.dropped_iterations} dropped iterations, up to ${result.vus_max} VUs)`);
+  const statuses = Object.entries(result.status_counts).map(([c, n]) => `${c}: ${n}`).join(', ');
+  lines.push(`  statuses ${statuses}; failed ${(result.error_rate * 100).toFixed(3)} %`);
+  for (const [op, lat] of Object.entries(result.latency)) {
+    if (!lat) continue;
+    const cells = Object.entries(lat.percentiles).map(([p, v]) => `${p.slice(1)}%=${v.toFixed(3)}`);
+    lines.push(`  ${op} latency ms: ${cells.join(' ')}`);
+  }
+  for (const [name, ok] of Object.entries(result.thresholds)) {
+    if (!name.startsWith('http_reqs{status')) lines.push(`  threshold ${name}: ${ok ? 'ok' : 'FAILED'}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * handleSummary for every scenario: writes SUMMARY_JSON and prints a short table.
+ * extra: scenario-specific facts (range size, read share, ...).
+ */
+export function summarize(scenario, ops, data, extra = {}) {
+  const durationS = durationSeconds(cfg.duration);
+  const requests = count(data, 'http_reqs');
+  const statusCounts = {};
+  let counted = 0;
+  for (const code of STATUS_CODES) {
+    const n = count(data, `http_reqs{status:${code}}`);
+    if (n > 0) statusCounts[String(code)] = n;
+    counted += n;
+  }
+  if (requests > counted) statusCounts.other = requests - counted;
+  const latency = { all: trendValues(data.metrics.http_req_duration) };
+  if (ops.length > 1) for (const op of ops) latency[op] = trendValues(data.metrics[`http_req_duration{op:${op}}`]);
+  const thresholds = {};
+  for (const [name, m] of Object.entries(data.metrics)) {
+    if (m.thresholds) thresholds[name] = Object.values(m.thresholds).every((t) => t.ok);
+  }
+  const failed = data.metrics.http_req_failed;
+  const result = {
+    tool: 'k6',
+    model: 'open (constant-arrival-rate)',
+    scenario,
+    targets: cfg.targets,
+    requested_rate: cfg.rate,
+    duration_s: durationS,
+    test_run_duration_s: data.state.testRunDurationMs / 1000,
+    requests,
+    achieved_rate: count(data, 'iterations') / durationS,
+    dropped_iterations: count(data, 'dropped_iterations'),
+    vus_max: data.metrics.vus_max ? data.metrics.vus_max.values.max : null,
+    error_rate: failed ? failed.values.rate : 0,
+    status_counts: statusCounts,
+    bytes_received: count(data, 'data_received'),
+    bytes_sent: count(data, 'data_sent'),
+    keys: cfg.keys,
+    value_size: cfg.valueSize,
+    replicas: cfg.replicas,
+    slo_p99_ms: cfg.sloP99Ms,
+    latency,
+    thresholds,
+    ...extra,
+  };
+  return {
+    [cfg.summaryJson]: JSON.stringify(result, null, 1),
+    stdout: textTable(result),
+  };
+}

@@ -1,0 +1,199 @@
+-- What put.lua, get.lua and range.lua share; they load it from their own folder. It runs on wrk2 and
+-- on the original wrk (Debian's package): the same hooks (setup, init, request, delay, response, done).
+--
+-- Environment (the same names drive the k6 scenarios):
+--   KEYS        size of the key space: keys are KEY_PREFIX .. 10-digit index, 0..KEYS-1 (100000)
+--   KEY_PREFIX  (k); must be URL-safe, it goes into the URL as it is
+--   VALUE_SIZE  bytes in every PUT body (1024)
+--   REPLICAS    ack/from appended as &replicas=ack/from; empty: the server's default
+--   RANGE_SIZE  keys per range read (100)
+--   WRK_RATE    plain wrk only: pace requests to this total rate (requests/s) with the delay() hook;
+--               WRK_THREADS must then equal -t. wrk2 paces itself with -R: leave WRK_RATE unset.
+--   WRK_STATUS  1: count answers by status code (a response() hook; costs a little CPU per request)
+-- done() prints the latency percentiles, once readable and once as one line of JSON after the
+-- marker "KVLAB-WRK-JSON " for the lab's runner.
+local M = {}
+
+local function env_number(name, default)
+  local raw = os.getenv(name)
+  if raw == nil or raw == "" then return default end
+  local v = tonumber(raw)
+  if v == nil then error(name .. " must be a number, got '" .. raw .. "'") end
+  return v
+end
+
+M.keys = math.floor(env_number("KEYS", 100000))
+M.prefix = os.getenv("KEY_PREFIX") or "k"
+M.value_size = math.floor(env_number("VALUE_SIZE", 1024))
+M.range_size = math.floor(env_number("RANGE_SIZE", 100))
+local replicas = os.getenv("REPLICAS") or ""
+if replicas ~= "" and not replicas:match("^%d+/%d+$") then
+  error("REPLICAS must look like ack/from, got '" .. replicas .. "'")
+end
+M.replicas_param = replicas ~= "" and ("&replicas=" .. replicas) or ""
+
+function M.key(i)
+  return string.format("%s%010d", M.prefix, i)
+end
+
+function M.random_index()
+  return math.random(0, M.keys - 1)
+end
+
+function M.entity_path(key)
+  return "/v0/entity?id=" .. key .. M.replicas_param
+end
+
+function M.range_path(first, last)
+  return "/v0/entities?start=" .. M.key(first) .. "&end=" .. M.key(last)
+end
+
+-- A fixed-size ASCII body, random once per thread.
+function M.value(size)
+  local alphabet = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+  local parts = {}
+  for i = 1, size do
+    local j = math.random(1, #alphabet)
+    parts[i] = alphabet:sub(j, j)
+  end
+  return table.concat(parts)
+end
+
+-- Installs the hooks every script has: setup (numbers the threads), init (seeds the random
+-- generator), done (prints percentiles), and, when asked for, delay (pacing) and response (statuses).
+function M.install(scenario)
+  local threads = {}
+
+  _G.setup = function(thread)
+    threads[#threads + 1] = thread
+    thread:set("kvlab_thread", #threads)
+  end
+
+  _G.init = function(args)
+    local n = kvlab_thread or 0
+    math.randomseed(os.time() * 1000 + n * 7919 + math.floor(os.clock() * 1e6))
+  end
+
+  local rate = env_number("WRK_RATE", 0)
+  if rate > 0 then
+    local ffi = require("ffi")
+    pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } kvlab_timespec;"
+      .. " int clock_gettime(int clk, kvlab_timespec *ts);")
+    local ts = ffi.new("kvlab_timespec")
+    local function now_ms()
+      ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
+      return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+    end
+    local interval_ms = 1000 / (rate / env_number("WRK_THREADS", 1))
+    local next_ms = nil
+    -- Each request of this thread gets the next slot of a fixed schedule; when the server falls
+    -- behind, the overdue requests go at once (the schedule is not moved), as wrk2 does. Unlike
+    -- wrk2, the latency is still measured from the moment a request is sent.
+    _G.delay = function()
+      local now = now_ms()
+      if next_ms == nil then next_ms = now end
+      next_ms = next_ms + interval_ms
+      local wait = next_ms - now
+      if wait <= 0 then return 0 end
+      return math.floor(wait)
+    end
+  end
+
+  if os.getenv("WRK_STATUS") == "1" then
+    kvlab_status = {}
+    _G.response = function(status, headers, body)
+      kvlab_status[status] = (kvlab_status[status] or 0) + 1
+    end
+  end
+
+  _G.done = function(summary, latency, requests)
+    M.report(scenario, summary, latency, threads, rate)
+  end
+end
+
+-- Percentiles of the table, and HdrHistogram's ticks (five per halving of 1-p) for the spectrum.
+local TABLE = { 50, 75, 90, 99, 99.9, 99.99, 99.999, 100 }
+
+local function spectrum_ticks()
+  local ps = { 0, 10, 20, 30, 40 }
+  for half = 1, 17 do
+    local from = 1 - 2 ^ -half
+    local step = 2 ^ -half / 2 / 5
+    for i = 0, 4 do
+      local p = (from + i * step) * 100
+      if p <= 99.999 then ps[#ps + 1] = p end
+    end
+  end
+  ps[#ps + 1] = 100
+  return ps
+end
+
+local function fmt_ms(us)
+  if us < 1000 then return string.format("%.2fus", us) end
+  if us < 1e6 then return string.format("%.2fms", us / 1000) end
+  return string.format("%.2fs", us / 1e6)
+end
+
+local function json_number(v)
+  if v ~= v or v == math.huge or v == -math.huge then return "null" end
+  return string.format("%.10g", v)
+end
+
+-- wrk's percentile(100) is 0: the ends of the distribution are its min and max.
+local function percentile_us(latency, p)
+  if p <= 0 then return latency.min end
+  if p >= 100 then return latency.max end
+  return latency:percentile(p)
+end
+
+function M.report(scenario, summary, latency, threads, rate)
+  io.write("  Latency Distribution (kvlab done() hook)\n")
+  for _, p in ipairs(TABLE) do
+    io.write(string.format("%8.3f%%  %10s\n", p, fmt_ms(percentile_us(latency, p))))
+  end
+  io.write("\n  Detailed Percentile spectrum:\n")
+  io.write(string.format("%12s %12s %16s\n", "Value(ms)", "Percentile", "1/(1-Percentile)"))
+  local spectrum = {}
+  for _, p in ipairs(spectrum_ticks()) do
+    local us = percentile_us(latency, p)
+    local inv = (p < 100) and string.format("%16.2f", 1 / (1 - p / 100)) or string.format("%16s", "inf")
+    io.write(string.format("%12.3f %12.6f %s\n", us / 1000, p / 100, inv))
+    spectrum[#spectrum + 1] = "[" .. json_number(p / 100) .. "," .. json_number(us / 1000) .. "]"
+  end
+
+  local statuses = {}
+  for _, t in ipairs(threads) do
+    local counts = t:get("kvlab_status")
+    if type(counts) == "table" then
+      for code, n in pairs(counts) do statuses[code] = (statuses[code] or 0) + n end
+    end
+  end
+  local status_json = {}
+  for code, n in pairs(statuses) do status_json[#status_json + 1] = string.format('"%d":%d', code, n) end
+
+  local table_json = {}
+  for _, p in ipairs(TABLE) do
+    local name = (p == 100) and "p100" or ("p" .. string.format("%g", p))
+    table_json[#table_json + 1] = string.format('"%s":%s', name, json_number(percentile_us(latency, p) / 1000))
+  end
+  local e = summary.errors
+  io.write("KVLAB-WRK-JSON {"
+    .. '"scenario":"' .. scenario .. '"'
+    .. ',"requests":' .. summary.requests
+    .. ',"duration_s":' .. json_number(summary.duration / 1e6)
+    .. ',"bytes_received":' .. summary.bytes
+    .. ',"threads":' .. #threads
+    .. ',"paced_rate":' .. json_number(rate)
+    .. string.format(',"errors":{"connect":%d,"read":%d,"write":%d,"status":%d,"timeout":%d}',
+      e.connect, e.read, e.write, e.status, e.timeout)
+    .. ',"status_counts":{' .. table.concat(status_json, ",") .. "}"
+    .. ',"latency":{"unit":"ms","min":' .. json_number(latency.min / 1000)
+    .. ',"mean":' .. json_number(latency.mean / 1000)
+    .. ',"stdev":' .. json_number(latency.stdev / 1000)
+    .. ',"max":' .. json_number(latency.max / 1000)
+    .. ',"percentiles":{' .. table.concat(table_json, ",") .. "}"
+    .. ',"spectrum":[' .. table.concat(spectrum, ",") .. "]}"
+    .. "}\n")
+end
+
+return M
