@@ -12,9 +12,14 @@ import dev.kvlab.replication.LocalReplica;
 import dev.kvlab.replication.ReadRepair;
 import dev.kvlab.replication.RemoteReplica;
 import dev.kvlab.replication.ReplicaDirectory;
+import dev.kvlab.replication.ReplicationMetrics;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
+import dev.kvlab.storage.StorageMetrics;
 import dev.kvlab.storage.StorageProperties;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.netty.channel.ChannelOption;
 import java.time.Clock;
 import java.time.Duration;
@@ -62,6 +67,25 @@ class NodeConfiguration {
         return new ReadRepair(properties.readRepairMaxInFlight(), properties.timeout());
     }
 
+    @Bean
+    ReplicationMetrics replicationMetrics(MeterRegistry registry, ReadRepair readRepair) {
+        ReplicationMetrics metrics = new ReplicationMetrics(registry);
+        metrics.bind(readRepair);
+        return metrics;
+    }
+
+    @Bean
+    StorageMetrics storageMetrics(LocalStore store) {
+        return new StorageMetrics(store);
+    }
+
+    @Bean
+    MeterBinder topologyMetrics(TopologyProvider topology) {
+        return registry -> Gauge.builder("kvlab.cluster.nodes", topology, t -> t.current().size())
+                .description("Nodes in this node's view of the cluster")
+                .register(registry);
+    }
+
     /** One pool of connections to the peers for every replica call; disposed at shutdown. */
     @Bean(destroyMethod = "dispose")
     ConnectionProvider replicaConnections(ReplicationProperties properties) {
@@ -88,10 +112,10 @@ class NodeConfiguration {
 
     @Bean
     Coordinator coordinator(TopologyProvider topology, LocalStore store, HybridLogicalClock clock, ReadRepair readRepair,
-                            WebClient replicaClient, ReplicationProperties replication, ApiProperties api) {
+                            ReplicationMetrics metrics, WebClient replicaClient, ReplicationProperties replication, ApiProperties api) {
         LocalReplica local = new LocalReplica(topology.current().self(), store);
         ReplicaDirectory replicas = new ReplicaDirectory(local, node -> new RemoteReplica(node, replicaClient,
                 replication.timeout(), replication.rangeIdleTimeout(), MAX_KEY_BYTES, api.maxValueSize().toBytes()));
-        return new Coordinator(topology, replicas, clock, readRepair, replication.timeout());
+        return new Coordinator(topology, replicas, clock, readRepair, metrics, replication.timeout());
     }
 }

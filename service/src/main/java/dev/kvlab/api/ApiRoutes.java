@@ -6,6 +6,7 @@ import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.ReplicaProtocol;
 import dev.kvlab.storage.LocalStore;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -22,13 +23,24 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 public class ApiRoutes {
 
     @Bean
-    RouterFunction<ServerResponse> apiRouter(Coordinator coordinator, ApiProperties properties) {
+    RequestMetrics requestMetrics(MeterRegistry registry) {
+        return new RequestMetrics(registry);
+    }
+
+    @Bean
+    RouterFunction<ServerResponse> apiRouter(Coordinator coordinator, ApiProperties properties, RequestMetrics metrics) {
         EntityHandler entity = new EntityHandler(coordinator, new ValueReader(properties.maxValueSize()));
-        return RouterFunctions.route()
+        RouterFunction<ServerResponse> entityRoutes = RouterFunctions.route()
                 .GET("/v0/entity", entity::get)
                 .HEAD("/v0/entity", entity::get)
                 .PUT("/v0/entity", entity::put)
                 .DELETE("/v0/entity", entity::delete)
+                .build()
+                // Errors become statuses first, then the timer sees the status the client gets.
+                .filter(ApiErrors::handle)
+                .filter(metrics::timeEntity);
+        return RouterFunctions.route()
+                .add(entityRoutes)
                 .route(path("/v0/entity"), ApiErrors.methodNotAllowed("GET, HEAD, PUT, DELETE"))
                 // GET /v0/entities is served by Reactor Netty directly (rangeRoutes); other methods land here.
                 .route(path("/v0/entities"), ApiErrors.methodNotAllowed("GET"))
@@ -36,7 +48,6 @@ public class ApiRoutes {
                 // baseline the hot-path benchmark compares the store's routes with.
                 .GET("/v0/status", request -> ServerResponse.ok().contentType(MediaType.TEXT_PLAIN).bodyValue("OK\n"))
                 .route(path("/v0/status"), ApiErrors.methodNotAllowed("GET"))
-                .filter(ApiErrors::handle)
                 .build();
     }
 
@@ -54,9 +65,9 @@ public class ApiRoutes {
 
     /** Range streams bypass WebFlux's writer to bound their memory; see {@link RangeHandler}. */
     @Bean
-    NettyRouteProvider rangeRoutes(Coordinator coordinator, LocalStore store) {
-        RangeHandler clientRange = new RangeHandler(coordinator::range, RangeFormat::negotiate);
-        RangeHandler replicaRange = new RangeHandler(store::range, accepted -> RangeFormat.RECORDS);
+    NettyRouteProvider rangeRoutes(Coordinator coordinator, LocalStore store, RequestMetrics metrics) {
+        RangeHandler clientRange = new RangeHandler(coordinator::range, RangeFormat::negotiate, metrics);
+        RangeHandler replicaRange = new RangeHandler(store::range, accepted -> RangeFormat.RECORDS, null);
         return routes -> routes
                 .get("/v0/entities", clientRange::range)
                 .get(ReplicaProtocol.RECORDS_PATH, replicaRange::range);

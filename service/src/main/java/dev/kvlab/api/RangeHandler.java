@@ -37,13 +37,29 @@ final class RangeHandler {
 
     private final Source source;
     private final Function<List<MediaType>, RangeFormat> formats;
+    private final RequestMetrics metrics;
 
-    RangeHandler(Source source, Function<List<MediaType>, RangeFormat> formats) {
+    /** {@code metrics} may be null: ranges between replicas are not client requests. */
+    RangeHandler(Source source, Function<List<MediaType>, RangeFormat> formats, RequestMetrics metrics) {
         this.source = source;
         this.formats = formats;
+        this.metrics = metrics;
     }
 
     Mono<Void> range(HttpServerRequest request, HttpServerResponse response) {
+        long started = System.nanoTime();
+        return stream(request, response)
+                .doOnSuccess(done -> record(response.status().code(), started))
+                .doOnError(error -> record(500, started));
+    }
+
+    private void record(int status, long started) {
+        if (metrics != null) {
+            metrics.record("range", status, started);
+        }
+    }
+
+    private Mono<Void> stream(HttpServerRequest request, HttpServerResponse response) {
         byte[] start;
         byte[] end;
         try {

@@ -32,21 +32,23 @@ public final class Coordinator {
     private final ReplicaDirectory replicas;
     private final HybridLogicalClock clock;
     private final ReadRepair readRepair;
+    private final ReplicationMetrics metrics;
     private final Duration timeout;
 
     public Coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock,
-                       ReadRepair readRepair, Duration timeout) {
+                       ReadRepair readRepair, ReplicationMetrics metrics, Duration timeout) {
         this.topology = topology;
         this.replicas = replicas;
         this.clock = clock;
         this.readRepair = readRepair;
+        this.metrics = metrics;
         this.timeout = timeout;
     }
 
     /** The newest live record of the key; empty when absent or deleted. */
     public Mono<Record> get(byte[] key, ReplicaCount requested) {
         return Mono.defer(() -> {
-            Quorum<ReplicaAnswer> quorum = ask(key, requested, replica -> replica.read(key)
+            Quorum<ReplicaAnswer> quorum = ask(key, requested, "get", replica -> replica.read(key)
                     .map(found -> new ReplicaAnswer(replica, found.orElse(null))));
             quorum.all().subscribe(answers -> readRepair.repair(key, answers));
             return quorum.enough().mapNotNull(answers -> {
@@ -62,20 +64,20 @@ public final class Coordinator {
 
     /** Stores the value (its array made by {@link Record#newValueArray}) under a new version. */
     public Mono<Void> put(byte[] key, byte[] valueArray, ReplicaCount requested) {
-        return Mono.defer(() -> write(key, Record.value(clock.now(), valueArray), requested));
+        return Mono.defer(() -> write(key, Record.value(clock.now(), valueArray), requested, "put"));
     }
 
     /** Writes a tombstone under a new version. */
     public Mono<Void> delete(byte[] key, ReplicaCount requested) {
-        return Mono.defer(() -> write(key, Record.tombstone(clock.now()), requested));
+        return Mono.defer(() -> write(key, Record.tombstone(clock.now()), requested, "delete"));
     }
 
-    private Mono<Void> write(byte[] key, Record record, ReplicaCount requested) {
-        return ask(key, requested, replica -> replica.write(key, record).thenReturn(replica)).enough().then();
+    private Mono<Void> write(byte[] key, Record record, ReplicaCount requested, String operation) {
+        return ask(key, requested, operation, replica -> replica.write(key, record).thenReturn(replica)).enough().then();
     }
 
     /** Sends {@code call} to the key's replicas; {@code requested == null} means the cluster's default quorum. */
-    private <T> Quorum<T> ask(byte[] key, ReplicaCount requested, Function<Replica, Mono<T>> call) {
+    private <T> Quorum<T> ask(byte[] key, ReplicaCount requested, String operation, Function<Replica, Mono<T>> call) {
         Topology current = topology.current();
         ReplicaCount count = requested != null ? requested : ReplicaCount.quorumOf(current.size());
         if (count.from() > current.size()) {
@@ -83,9 +85,11 @@ public final class Coordinator {
         }
         List<Mono<T>> calls = new ArrayList<>(count.from());
         for (String node : current.replicasFor(key, count.from())) {
-            calls.add(call.apply(replicas.replicaOf(node, current)).timeout(timeout));
+            calls.add(call.apply(replicas.replicaOf(node, current)).timeout(timeout).doOnError(metrics::replicaFailed));
         }
-        return Quorum.collect(count, calls);
+        Quorum<T> quorum = Quorum.collect(count, calls);
+        quorum.enough().subscribe(null, error -> metrics.quorumFailed(operation));
+        return quorum;
     }
 
     /**

@@ -41,8 +41,13 @@ public final class LocalStore implements AutoCloseable {
                 .subscribeOn(executor.scheduler());
     }
 
-    public long estimatedKeys() {
-        return store.longProperty("rocksdb.estimate-num-keys");
+    /** A RocksDB property such as {@code rocksdb.estimate-num-keys}; NaN once the store is closed. */
+    public double longProperty(String name) {
+        try {
+            return store.longProperty(name);
+        } catch (StorageException closed) {
+            return Double.NaN;
+        }
     }
 
     public int queuedCalls() {

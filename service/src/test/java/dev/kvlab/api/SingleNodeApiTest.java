@@ -46,6 +46,21 @@ class SingleNodeApiTest {
     }
 
     @Test
+    void probesAndPrometheusMetricsAreServed() {
+        client.put("metered", "v");
+        client.get("metered", "9/9");
+
+        assertThat(client.send("GET", "/actuator/health/liveness", BodyPublishers.noBody()).statusCode()).isEqualTo(200);
+        assertThat(client.send("GET", "/actuator/health/readiness", BodyPublishers.noBody()).statusCode()).isEqualTo(200);
+        String metrics = text(client.send("GET", "/actuator/prometheus", BodyPublishers.noBody()));
+        assertThat(metrics)
+                .contains("kvlab_requests_seconds_bucket{application=\"kvlab\",operation=\"put\",status=\"201\"")
+                .contains("kvlab_requests_seconds_count{application=\"kvlab\",operation=\"get\",status=\"400\"}")
+                .contains("kvlab_rocksdb{application=\"kvlab\",property=\"estimate-num-keys\"}")
+                .contains("kvlab_cluster_nodes{application=\"kvlab\"} 1.0");
+    }
+
+    @Test
     void putCreatesAndGetReturnsTheValue() {
         assertThat(client.put("greeting", "hello").statusCode()).isEqualTo(201);
 

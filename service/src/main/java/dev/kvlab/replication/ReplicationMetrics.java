@@ -1,0 +1,47 @@
+package dev.kvlab.replication;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * What replication does beside answering: replica calls that failed or timed out, requests that
+ * ended in 504 for want of a quorum, and read repairs.
+ */
+public final class ReplicationMetrics {
+
+    private final Counter replicaTimeouts;
+    private final Counter replicaErrors;
+    private final MeterRegistry registry;
+
+    public ReplicationMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        this.replicaTimeouts = Counter.builder("kvlab.replica.failures")
+                .description("Replica calls that failed, by reason").tag("reason", "timeout").register(registry);
+        this.replicaErrors = Counter.builder("kvlab.replica.failures")
+                .description("Replica calls that failed, by reason").tag("reason", "error").register(registry);
+    }
+
+    void replicaFailed(Throwable error) {
+        (error instanceof TimeoutException ? replicaTimeouts : replicaErrors).increment();
+    }
+
+    void quorumFailed(String operation) {
+        Counter.builder("kvlab.quorum.failures")
+                .description("Requests answered 504: fewer than ack replicas answered in time")
+                .tag("operation", operation)
+                .register(registry)
+                .increment();
+    }
+
+    /** Publishes the read repair's counts. */
+    public void bind(ReadRepair readRepair) {
+        FunctionCounter.builder("kvlab.read.repairs", readRepair, ReadRepair::repaired)
+                .description("Stale replicas brought up to date after a read, by result").tag("result", "repaired").register(registry);
+        FunctionCounter.builder("kvlab.read.repairs", readRepair, ReadRepair::skipped)
+                .description("Stale replicas brought up to date after a read, by result").tag("result", "skipped").register(registry);
+        FunctionCounter.builder("kvlab.read.repairs", readRepair, ReadRepair::failed)
+                .description("Stale replicas brought up to date after a read, by result").tag("result", "failed").register(registry);
+    }
+}
