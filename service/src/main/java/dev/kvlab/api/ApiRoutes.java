@@ -4,20 +4,25 @@ import static org.springframework.web.reactive.function.server.RequestPredicates
 
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
-import dev.kvlab.replication.ReplicaProtocol;
+import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
 
 /**
  * The HTTP surface of a node: the client API of API.md ({@code /v0/entity}, {@code /v0/entities},
- * {@code /v0/status}) and the replica protocol between nodes ({@code /internal/v0/...}).
+ * {@code /v0/status}) and the replica protocol between nodes ({@code /internal/v0/...}), on the
+ * client port or, with {@code kvlab.replication.port}, on a port of its own.
  */
 @Configuration(proxyBeanMethods = false)
 public class ApiRoutes {
@@ -52,24 +57,28 @@ public class ApiRoutes {
     }
 
     @Bean
-    RouterFunction<ServerResponse> replicaRouter(LocalStore store, HybridLogicalClock clock, ApiProperties properties) {
-        ReplicaHandler replica = new ReplicaHandler(store, clock, new ValueReader(properties.maxValueSize()));
-        return RouterFunctions.route()
-                .GET(ReplicaProtocol.RECORD_PATH, replica::read)
-                .PUT(ReplicaProtocol.RECORD_PATH, replica::write)
-                .DELETE(ReplicaProtocol.RECORD_PATH, replica::delete)
-                .route(path(ReplicaProtocol.RECORD_PATH), ApiErrors.methodNotAllowed("GET, PUT, DELETE"))
-                .filter(ApiErrors::handle)
-                .build();
+    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties properties) {
+        return new ReplicaHandler(store, clock, properties.maxValueSize());
     }
 
-    /** Range streams bypass WebFlux's writer to bound their memory; see {@link RangeHandler}. */
+    /**
+     * Ranges bypass WebFlux's writer to bound their memory ({@link RangeHandler}); the replica
+     * protocol is served by Reactor Netty too, here or on its own port.
+     */
     @Bean
-    NettyRouteProvider rangeRoutes(Coordinator coordinator, LocalStore store, RequestMetrics metrics) {
+    NettyRouteProvider nettyRoutes(Coordinator coordinator, RequestMetrics metrics, ReplicaHandler replica,
+                                   ReplicationProperties replication) {
         RangeHandler clientRange = new RangeHandler(coordinator::range, RangeFormat::negotiate, metrics);
-        RangeHandler replicaRange = new RangeHandler(store::range, accepted -> RangeFormat.RECORDS, null);
-        return routes -> routes
-                .get("/v0/entities", clientRange::range)
-                .get(ReplicaProtocol.RECORDS_PATH, replicaRange::range);
+        return routes -> {
+            routes.get("/v0/entities", clientRange::range);
+            return replication.port() > 0 ? routes : replica.addTo(routes);
+        };
+    }
+
+    @Bean
+    @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
+    ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
+                                @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout) {
+        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout);
     }
 }

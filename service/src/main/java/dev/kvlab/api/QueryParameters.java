@@ -19,6 +19,12 @@ final class QueryParameters {
         this.values = values;
     }
 
+    /** The parameters of a request target such as {@code /v0/entity?id=k} (Reactor Netty's {@code uri()}). */
+    static QueryParameters ofTarget(String target) {
+        int question = target.indexOf('?');
+        return parse(question < 0 ? null : target.substring(question + 1));
+    }
+
     static QueryParameters parse(String rawQuery) {
         Map<String, byte[]> values = new HashMap<>();
         if (rawQuery == null || rawQuery.isEmpty()) {

@@ -63,14 +63,11 @@ final class RangeHandler {
         byte[] start;
         byte[] end;
         try {
-            QueryParameters query = QueryParameters.parse(rawQuery(request.uri()));
+            QueryParameters query = QueryParameters.ofTarget(request.uri());
             start = RequestParameters.requiredKey(query, "start");
             end = RequestParameters.optionalKey(query, "end");
         } catch (BadRequestException e) {
-            return response.status(HttpResponseStatus.BAD_REQUEST)
-                    .header(HttpHeaderNames.CONTENT_TYPE, MediaType.TEXT_PLAIN_VALUE)
-                    .sendString(Mono.just(e.getMessage() + "\n"))
-                    .then();
+            return NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
         }
         RangeFormat format = formats.apply(accepted(request));
         response.header(HttpHeaderNames.CONTENT_TYPE, format.mediaType().toString());
@@ -98,11 +95,6 @@ final class RangeHandler {
                 return true;
             });
         });
-    }
-
-    private static String rawQuery(String uri) {
-        int question = uri.indexOf('?');
-        return question < 0 ? null : uri.substring(question + 1);
     }
 
     private static List<MediaType> accepted(HttpServerRequest request) {

@@ -5,62 +5,105 @@ import dev.kvlab.replication.ReplicaProtocol;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.Version;
-import org.springframework.core.io.buffer.DefaultDataBufferFactory;
-import org.springframework.http.HttpStatus;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import java.util.function.BiFunction;
 import org.springframework.http.MediaType;
-import org.springframework.web.reactive.function.server.ServerRequest;
-import org.springframework.web.reactive.function.server.ServerResponse;
+import org.springframework.util.unit.DataSize;
 import reactor.core.publisher.Mono;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
+import reactor.netty.http.server.HttpServerRoutes;
 
 /**
  * The replica side of {@link ReplicaProtocol}: this node's own store, read and written with the
- * coordinator's versions. Never fans out: these requests come from coordinators.
+ * coordinators' versions. Never fans out. Served by Reactor Netty directly, on the client port or on
+ * a replica port of its own ({@code kvlab.replication.port}).
  */
 final class ReplicaHandler {
 
     private final LocalStore store;
     private final HybridLogicalClock clock;
-    private final ValueReader values;
+    private final DataSize maxValueSize;
 
-    ReplicaHandler(LocalStore store, HybridLogicalClock clock, ValueReader values) {
+    ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize) {
         this.store = store;
         this.clock = clock;
-        this.values = values;
+        this.maxValueSize = maxValueSize;
     }
 
-    Mono<ServerResponse> read(ServerRequest request) {
+    /** Adds the protocol's routes, the records stream included. */
+    HttpServerRoutes addTo(HttpServerRoutes routes) {
+        RangeHandler records = new RangeHandler(store::range, accepted -> RangeFormat.RECORDS, null);
+        return routes
+                .get(ReplicaProtocol.RECORD_PATH, guarded(this::read))
+                .put(ReplicaProtocol.RECORD_PATH, guarded(this::write))
+                .delete(ReplicaProtocol.RECORD_PATH, guarded(this::delete))
+                .get(ReplicaProtocol.RECORDS_PATH, records::range);
+    }
+
+    private Mono<Void> read(HttpServerRequest request, HttpServerResponse response) {
         byte[] key = key(request);
         return store.get(key)
-                .flatMap(record -> ServerResponse.ok()
+                .flatMap(record -> response.status(HttpResponseStatus.OK)
                         .header(ReplicaProtocol.VERSION_HEADER, record.version().toString())
                         .header(ReplicaProtocol.TOMBSTONE_HEADER, Boolean.toString(record.isTombstone()))
-                        .contentType(MediaType.APPLICATION_OCTET_STREAM)
-                        .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(record.value())))
-                .switchIfEmpty(Mono.defer(() -> ApiErrors.plain(HttpStatus.NOT_FOUND, "this replica has no record of the key")));
+                        .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                        .send(Mono.just(Unpooled.wrappedBuffer(record.value())))
+                        .then())
+                .switchIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "this replica has no record of the key")));
     }
 
-    Mono<ServerResponse> write(ServerRequest request) {
+    private Mono<Void> write(HttpServerRequest request, HttpServerResponse response) {
         byte[] key = key(request);
         Version version = version(request);
-        return values.read(request)
+        long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
+        if (length < 0) {
+            return NettyResponses.closing(response, HttpResponseStatus.LENGTH_REQUIRED, "a replica write needs a Content-Length");
+        }
+        if (length > maxValueSize.toBytes()) {
+            return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    new PayloadTooLargeException(maxValueSize).getMessage());
+        }
+        return request.receive().aggregate()
+                .map(ReplicaHandler::valueArrayOf)
+                .defaultIfEmpty(Record.newValueArray(0))
                 .flatMap(value -> store.write(key, Record.value(version, value)))
-                .then(Mono.defer(() -> ServerResponse.status(HttpStatus.CREATED).build()));
+                .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 
-    Mono<ServerResponse> delete(ServerRequest request) {
+    private Mono<Void> delete(HttpServerRequest request, HttpServerResponse response) {
         byte[] key = key(request);
         Version version = version(request);
         return store.write(key, Record.tombstone(version))
-                .then(Mono.defer(() -> ServerResponse.status(HttpStatus.ACCEPTED).build()));
+                .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.ACCEPTED)));
     }
 
-    private static byte[] key(ServerRequest request) {
-        return RequestParameters.requiredKey(QueryParameters.parse(request.uri().getRawQuery()), "id");
+    /** Turns a bad request into its 400 and an overloaded store into 503, like the client API. */
+    private static BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> guarded(
+            BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
+        return (request, response) -> Mono.defer(() -> handler.apply(request, response))
+                .onErrorResume(BadRequestException.class,
+                        e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage()))
+                .onErrorResume(java.util.concurrent.RejectedExecutionException.class,
+                        e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later"));
+    }
+
+    private static byte[] valueArrayOf(ByteBuf body) {
+        byte[] valueArray = Record.newValueArray(body.readableBytes());
+        body.readBytes(valueArray, Record.HEADER_BYTES, body.readableBytes());
+        return valueArray;
+    }
+
+    private static byte[] key(HttpServerRequest request) {
+        return RequestParameters.requiredKey(QueryParameters.ofTarget(request.uri()), "id");
     }
 
     /** The coordinator's version; also moves this node's clock past it. */
-    private Version version(ServerRequest request) {
-        String header = request.headers().firstHeader(ReplicaProtocol.VERSION_HEADER);
+    private Version version(HttpServerRequest request) {
+        String header = request.requestHeaders().get(ReplicaProtocol.VERSION_HEADER);
         if (header == null) {
             throw new BadRequestException("a replica write needs the " + ReplicaProtocol.VERSION_HEADER + " header");
         }

@@ -1,5 +1,6 @@
 package dev.kvlab.replication;
 
+import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
@@ -10,6 +11,8 @@ import org.springframework.validation.annotation.Validated;
 /**
  * {@code kvlab.replication.*}: how a coordinator talks to replicas.
  *
+ * @param port                  a port of its own for the replica protocol between nodes (node URLs
+ *                              then name this port); 0 serves it on the client port
  * @param timeout               how long a coordinator waits for a replica's answer; replicas that
  *                              have not answered by then count as failed (504 when too few remain).
  *                              Also how long a range waits for a peer's first entry
@@ -24,6 +27,7 @@ import org.springframework.validation.annotation.Validated;
 @Validated
 @ConfigurationProperties("kvlab.replication")
 public record ReplicationProperties(
+        @Min(0) @Max(65535) @DefaultValue("0") int port,
         @NotNull @DefaultValue("1s") Duration timeout,
         @NotNull @DefaultValue("500ms") Duration connectTimeout,
         @Min(1) @DefaultValue("64") int maxConnections,

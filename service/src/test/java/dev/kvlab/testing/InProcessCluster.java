@@ -26,17 +26,23 @@ import org.springframework.http.client.ReactorResourceFactory;
 public final class InProcessCluster implements AutoCloseable {
 
     private final int[] ports;
+    /** Ports of the replica protocol, or null when it shares the client port. */
+    private final int[] replicaPorts;
     private final Path[] dirs;
     private final ConfigurableApplicationContext[] nodes;
     private final Map<String, String> extraProperties;
 
-    private InProcessCluster(int size, Map<String, String> extraProperties) throws IOException {
+    private InProcessCluster(int size, boolean replicaPorts, Map<String, String> extraProperties) throws IOException {
         this.ports = new int[size];
+        this.replicaPorts = replicaPorts ? new int[size] : null;
         this.dirs = new Path[size];
         this.nodes = new ConfigurableApplicationContext[size];
         this.extraProperties = extraProperties;
         for (int i = 0; i < size; i++) {
             ports[i] = freePort();
+            if (replicaPorts) {
+                this.replicaPorts[i] = freePort();
+            }
             dirs[i] = Files.createTempDirectory("kvlab-node" + i + "-");
         }
     }
@@ -46,8 +52,17 @@ public final class InProcessCluster implements AutoCloseable {
         return start(size, Map.of("kvlab.replication.timeout", "500ms"));
     }
 
+    /** A cluster whose nodes serve the replica protocol on ports of their own ({@code kvlab.replication.port}). */
+    public static InProcessCluster startWithReplicaPorts(int size) throws IOException {
+        return start(size, true, Map.of("kvlab.replication.timeout", "500ms"));
+    }
+
     public static InProcessCluster start(int size, Map<String, String> properties) throws IOException {
-        InProcessCluster cluster = new InProcessCluster(size, properties);
+        return start(size, false, properties);
+    }
+
+    private static InProcessCluster start(int size, boolean replicaPorts, Map<String, String> properties) throws IOException {
+        InProcessCluster cluster = new InProcessCluster(size, replicaPorts, properties);
         try {
             for (int i = 0; i < size; i++) {
                 cluster.startNode(i);
@@ -71,6 +86,11 @@ public final class InProcessCluster implements AutoCloseable {
         return new KvClient(url(node));
     }
 
+    /** Where the node's replica protocol is served: its own port, or the client port. */
+    public String replicaUrl(int node) {
+        return replicaPorts == null ? url(node) : "http://127.0.0.1:" + replicaPorts[node];
+    }
+
     public void stopNode(int node) {
         if (nodes[node] != null) {
             nodes[node].close();
@@ -87,8 +107,12 @@ public final class InProcessCluster implements AutoCloseable {
         properties.put("kvlab.storage.dir", dirs[node].toString());
         properties.put("kvlab.storage.block-cache-size", "8MB");
         properties.put("kvlab.storage.write-buffer-size", "4MB");
-        properties.put("kvlab.cluster.nodes", Arrays.stream(ports).mapToObj(p -> "http://127.0.0.1:" + p).collect(Collectors.joining(",")));
-        properties.put("kvlab.cluster.self", url(node));
+        if (replicaPorts != null) {
+            properties.put("kvlab.replication.port", replicaPorts[node]);
+        }
+        int[] nodePorts = replicaPorts != null ? replicaPorts : ports;
+        properties.put("kvlab.cluster.nodes", Arrays.stream(nodePorts).mapToObj(p -> "http://127.0.0.1:" + p).collect(Collectors.joining(",")));
+        properties.put("kvlab.cluster.self", replicaUrl(node));
         nodes[node] = new SpringApplicationBuilder(KvlabApplication.class, OwnEventLoops.class).properties(properties).run();
     }
 
@@ -111,7 +135,7 @@ public final class InProcessCluster implements AutoCloseable {
     public List<Integer> holders(String key) {
         List<Integer> holders = new ArrayList<>();
         for (int i = 0; i < size(); i++) {
-            if (nodes[i] != null && client(i).internalRecord(key).statusCode() == 200) {
+            if (nodes[i] != null && new KvClient(replicaUrl(i)).internalRecord(key).statusCode() == 200) {
                 holders.add(i);
             }
         }

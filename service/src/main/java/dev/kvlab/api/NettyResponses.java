@@ -1,0 +1,32 @@
+package dev.kvlab.api;
+
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import org.springframework.http.MediaType;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.server.HttpServerResponse;
+
+/** Short answers for the routes served by Reactor Netty directly: the same plain-text errors as {@link ApiErrors}. */
+final class NettyResponses {
+
+    private NettyResponses() {
+    }
+
+    static Mono<Void> plain(HttpServerResponse response, HttpResponseStatus status, String message) {
+        return response.status(status)
+                .header(HttpHeaderNames.CONTENT_TYPE, MediaType.TEXT_PLAIN_VALUE)
+                .sendString(Mono.just(message + "\n"))
+                .then();
+    }
+
+    /** An error after which the connection closes: the request body is not read. */
+    static Mono<Void> closing(HttpServerResponse response, HttpResponseStatus status, String message) {
+        response.header(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        return plain(response, status, message);
+    }
+
+    static Mono<Void> empty(HttpServerResponse response, HttpResponseStatus status) {
+        return response.status(status).send().then();
+    }
+}

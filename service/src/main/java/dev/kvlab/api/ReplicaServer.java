@@ -1,0 +1,61 @@
+package dev.kvlab.api;
+
+import java.time.Duration;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.context.SmartLifecycle;
+import reactor.netty.DisposableServer;
+import reactor.netty.http.server.HttpServer;
+import reactor.netty.http.server.HttpServerRoutes;
+import reactor.netty.resources.LoopResources;
+
+/**
+ * The replica protocol on a port of its own ({@code kvlab.replication.port}), so a network policy
+ * can admit replica traffic from the cluster's nodes only while clients reach the client port.
+ * Runs on the web server's event loops; stops with it, draining requests in flight, before the
+ * store closes.
+ */
+final class ReplicaServer implements SmartLifecycle {
+
+    private static final Logger log = LoggerFactory.getLogger(ReplicaServer.class);
+
+    private final int port;
+    private final Function<HttpServerRoutes, HttpServerRoutes> routes;
+    private final LoopResources loops;
+    private final Duration drainTimeout;
+    private volatile DisposableServer server;
+
+    ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout) {
+        this.port = port;
+        this.routes = routes;
+        this.loops = loops;
+        this.drainTimeout = drainTimeout;
+    }
+
+    @Override
+    public void start() {
+        server = HttpServer.create().port(port).runOn(loops).route(routes::apply).bindNow();
+        log.info("replica protocol listening on port {}", server.port());
+    }
+
+    @Override
+    public void stop() {
+        DisposableServer running = server;
+        if (running != null) {
+            running.disposeNow(drainTimeout);
+            server = null;
+        }
+    }
+
+    @Override
+    public boolean isRunning() {
+        return server != null;
+    }
+
+    /** Stops with the web server (Spring Boot's web server lifecycle phase), before beans are destroyed. */
+    @Override
+    public int getPhase() {
+        return SmartLifecycle.DEFAULT_PHASE - 1024;
+    }
+}

@@ -1,0 +1,52 @@
+package dev.kvlab.replication;
+
+import static dev.kvlab.testing.KvClient.text;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvlab.testing.InProcessCluster;
+import dev.kvlab.testing.KvClient;
+import java.net.http.HttpRequest.BodyPublishers;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** With kvlab.replication.port, replica traffic has a port of its own and the client port has none of it. */
+class ReplicaPortTest {
+
+    static InProcessCluster cluster;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = InProcessCluster.startWithReplicaPorts(3);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @Test
+    void theClusterReplicatesOverTheReplicaPorts() {
+        assertThat(cluster.client(0).put("replica-port", "v".getBytes(), "3/3").statusCode()).isEqualTo(201);
+
+        assertThat(text(cluster.client(1).get("replica-port", "3/3"))).isEqualTo("v");
+        assertThat(cluster.holders("replica-port")).containsExactly(0, 1, 2);
+        assertThat(text(new KvClient(cluster.replicaUrl(2)).internalRecord("replica-port"))).isEqualTo("v");
+    }
+
+    @Test
+    void theClientPortDoesNotServeTheReplicaProtocol() {
+        KvClient client = cluster.client(0);
+
+        assertThat(client.internalRecord("anything").statusCode()).isEqualTo(404);
+        assertThat(client.send("PUT", "/internal/v0/record?id=x", BodyPublishers.ofString("v")).statusCode()).isEqualTo(404);
+        assertThat(client.send("GET", "/internal/v0/records?start=a", BodyPublishers.noBody()).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void theReplicaPortDoesNotServeTheClientApi() {
+        KvClient replicaPort = new KvClient(cluster.replicaUrl(0));
+
+        assertThat(replicaPort.get("replica-port").statusCode()).isEqualTo(404);
+    }
+}
