@@ -46,13 +46,16 @@ class NodeConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    TopologyProvider topologyProvider(ClusterProperties properties, @Value("${server.port:8080}") int serverPort) {
+    TopologyProvider topologyProvider(ClusterProperties properties, ReplicationProperties replication,
+                                      @Value("${server.port:8080}") int serverPort) {
         return switch (properties.discovery()) {
             case STATIC -> new StaticTopologyProvider(properties);
             case DNS -> {
                 ClusterProperties.Dns dns = properties.dns();
                 DnsjavaSrvLookup lookup = new DnsjavaSrvLookup(dns.server(), Duration.ofSeconds(2));
-                yield new DnsTopologyProvider(dns, serverPort, lookup, Clock.systemUTC()).start(dns.refreshInterval());
+                // Node URLs name the port where replicas are served.
+                int replicaPort = replication.port() > 0 ? replication.port() : serverPort;
+                yield new DnsTopologyProvider(dns, replicaPort, lookup, Clock.systemUTC()).start(dns.refreshInterval());
             }
         };
     }

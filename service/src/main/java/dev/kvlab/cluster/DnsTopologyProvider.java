@@ -42,7 +42,7 @@ public final class DnsTopologyProvider implements TopologyProvider, AutoCloseabl
     /** Since when DNS has shown a size below the current one; null while it has not. */
     private Instant smallerSince;
 
-    public DnsTopologyProvider(ClusterProperties.Dns dns, int serverPort, SrvLookup lookup, Clock clock) {
+    public DnsTopologyProvider(ClusterProperties.Dns dns, int defaultPort, SrvLookup lookup, Clock clock) {
         if (dns.service() == null || dns.service().isBlank()) {
             throw new IllegalArgumentException("kvlab.cluster.dns.service must name the headless service when kvlab.cluster.discovery=dns");
         }
@@ -55,7 +55,7 @@ public final class DnsTopologyProvider implements TopologyProvider, AutoCloseabl
         this.set = pod.group(1);
         this.selfOrdinal = Integer.parseInt(pod.group(2));
         this.scheme = dns.scheme();
-        this.port = dns.port() > 0 ? dns.port() : serverPort;
+        this.port = dns.port() > 0 ? dns.port() : defaultPort;
         this.fixedSize = dns.replicas();
         this.shrinkAfter = dns.shrinkAfter();
         this.lookup = lookup;
