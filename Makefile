@@ -39,3 +39,5 @@ down: ## stop the local cluster (SIGTERM: nodes drain and close RocksDB)
 
 status: ## show the local cluster's nodes
 	$(CLUSTER) status
+
+include mk/*.mk

@@ -1,0 +1,100 @@
+"""Facts about the machine, the JVMs under test and the tools, for the report."""
+
+from __future__ import annotations
+
+import functools
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import tools
+
+
+def _read(path: str) -> str:
+    try:
+        return Path(path).read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def _run(cmd: list[str], cwd: Path | None = None) -> str:
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=30, cwd=cwd)
+        return (out.stdout + out.stderr).strip()
+    except (OSError, subprocess.TimeoutExpired) as e:
+        return f"unknown ({e})"
+
+
+def cpu_model() -> str:
+    for line in _read("/proc/cpuinfo").splitlines():
+        if line.startswith("model name"):
+            return line.split(":", 1)[1].strip()
+    return platform.processor() or "unknown"
+
+
+def memory_gib() -> float:
+    for line in _read("/proc/meminfo").splitlines():
+        if line.startswith("MemTotal:"):
+            return int(line.split()[1]) / 1024 / 1024
+    return float("nan")
+
+
+def os_name() -> str:
+    for line in _read("/etc/os-release").splitlines():
+        if line.startswith("PRETTY_NAME="):
+            return line.split("=", 1)[1].strip('"')
+    return platform.system()
+
+
+@functools.cache
+def java_version(exe: str) -> str:
+    return _run([exe, "-version"]).replace("\n", "; ")
+
+
+def jvm(pid: int) -> dict:
+    cmdline = _read(f"/proc/{pid}/cmdline").split("\0")
+    try:
+        exe = os.readlink(f"/proc/{pid}/exe")
+    except OSError:
+        exe = ""
+    return {
+        "pid": pid,
+        "java": exe,
+        "version": java_version(exe) if exe else "unknown",
+        "command_line": " ".join(a for a in cmdline if a),
+    }
+
+
+def git() -> dict:
+    commit = _run(["git", "rev-parse", "HEAD"], cwd=tools.ROOT)
+    dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=tools.ROOT)
+    return {"commit": commit, "dirty": bool(dirty.strip())}
+
+
+def collect(pids: list[int], load_tool: str) -> dict:
+    facts = {
+        "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
+        "host": platform.node(),
+        "os": os_name(),
+        "kernel": platform.release(),
+        "cpu_model": cpu_model(),
+        "cores": os.cpu_count(),
+        "memory_gib": round(memory_gib(), 1),
+        "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+        "python": sys.version.split()[0],
+        "git": git(),
+        "jvms": [jvm(pid) for pid in pids],
+        "load_tool": load_tool,
+        "k6": tools.k6_version(),
+        "async_profiler": tools.PINS["ASYNC_PROFILER_VERSION"],
+        "jattach": _run([tools.jattach()]).splitlines()[0],
+    }
+    try:
+        w = tools.wrk()
+        facts["wrk"] = {"path": w.path, "is_wrk2": w.is_wrk2, "version": w.version, "label": w.label}
+    except SystemExit as e:
+        facts["wrk"] = {"path": None, "is_wrk2": False, "version": str(e), "label": str(e)}
+    return facts

@@ -1,0 +1,279 @@
+"""One load phase: the k6 or wrk command for it, running it with visible progress, and its result
+in one shape whichever tool made it (the shape of the k6 scripts' handleSummary JSON)."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from . import procstat, tools
+
+K6_SCRIPTS = tools.LOADTESTS / "k6"
+WRK_SCRIPTS = tools.LOADTESTS / "wrk2"
+WRK_MARKER = "KVLAB-WRK-JSON "
+
+
+def log(message: str) -> None:
+    print(f"[lab {time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+@dataclass
+class LoadSpec:
+    """What one phase sends. rate None means as fast as possible (the fill)."""
+
+    scenario: str  # fill | put | get | mixed | range | status
+    targets: list[str]
+    rate: int | None
+    duration_s: int
+    keys: int = 100_000
+    value_size: int = 1024
+    replicas: str = ""
+    read_share: float = 0.5
+    range_size: int = 100
+    tool: str = "k6"  # k6 | wrk
+    vus: int = 64  # k6: VUs allocated at start = keep-alive connections per target
+    max_vus: int = 256
+    connections: int = 64  # wrk
+    threads: int = 2  # wrk
+    slo_p99_ms: float = 10.0
+    fill_vus: int = 16
+    batch: int = 8
+    key_prefix: str = "k"
+
+    def __post_init__(self) -> None:
+        if self.tool not in ("k6", "wrk"):
+            raise SystemExit(f"unknown tool {self.tool!r}: k6 or wrk")
+        if self.tool == "wrk" and self.scenario in ("mixed", "fill"):
+            raise SystemExit(f"the {self.scenario} phase runs on k6 only (wrk2 scripts: put, get, range, status)")
+
+
+@dataclass
+class Command:
+    argv: list[str]
+    env: dict[str, str]
+    log: Path
+    summary: Path | None = None  # k6's handleSummary JSON
+    target: str = ""
+
+    def text(self) -> str:
+        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
+        argv = " ".join(shlex.quote(tools.rel(a) if os.path.isabs(a) and Path(a).exists() else a)
+                        for a in self.argv)
+        return f"{env} {argv}".strip()
+
+
+def commands(spec: LoadSpec, out: Path) -> list[Command]:
+    common = {"KEYS": str(spec.keys), "VALUE_SIZE": str(spec.value_size), "KEY_PREFIX": spec.key_prefix}
+    if spec.replicas:
+        common["REPLICAS"] = spec.replicas
+    if spec.scenario == "range":
+        common["RANGE_SIZE"] = str(spec.range_size)
+    if spec.tool == "k6":
+        env = {"TARGETS": ",".join(spec.targets), **common}
+        if spec.scenario == "fill":
+            env |= {"FILL_VUS": str(spec.fill_vus), "BATCH": str(spec.batch),
+                    "FILL_MAX_DURATION": f"{spec.duration_s}s"}
+        else:
+            env |= {"RATE": str(spec.rate), "DURATION": f"{spec.duration_s}s", "VUS": str(spec.vus),
+                    "MAX_VUS": str(max(spec.max_vus, spec.vus)), "SLO_P99_MS": f"{spec.slo_p99_ms:g}"}
+        if spec.scenario == "mixed":
+            env["READ_SHARE"] = f"{spec.read_share:g}"
+        env["SUMMARY_JSON"] = str(out / "k6-summary.json")
+        argv = [tools.k6(), "run", "--no-usage-report", "--no-color", str(K6_SCRIPTS / f"{spec.scenario}.js")]
+        return [Command(argv, env, out / "k6.log", out / "k6-summary.json")]
+
+    wrk = tools.wrk()
+    per_target = len(spec.targets)
+    result = []
+    for i, target in enumerate(spec.targets):
+        conns = max(1, spec.connections // per_target)
+        threads = max(1, min(spec.threads, conns))
+        rate = max(1, round(spec.rate / per_target))
+        env = dict(common) | {"WRK_STATUS": "1"}
+        argv = [wrk.path, f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", "--latency"]
+        if wrk.is_wrk2:
+            argv.append(f"-R{rate}")
+        else:
+            env |= {"WRK_RATE": str(rate), "WRK_THREADS": str(threads)}
+        argv += ["-s", str(WRK_SCRIPTS / f"{spec.scenario}.lua"), target]
+        result.append(Command(argv, env, out / f"wrk-{i}.txt", target=target))
+    return result
+
+
+@dataclass
+class Running:
+    command: Command
+    process: subprocess.Popen
+    started: float
+    rusage: object | None = None
+    returncode: int | None = None
+
+
+@dataclass
+class PhaseRun:
+    """A finished phase: its result, CPU accounting and exit codes."""
+
+    result: dict
+    cpu: dict
+    commands: list[str]
+    exit_codes: list[int]
+    started_at: str
+    finished_at: str
+    extra: dict = field(default_factory=dict)
+
+
+def run(spec: LoadSpec, out: Path, node_pids: list[int], label: str,
+        progress_every: float = 5.0, status: callable = None) -> PhaseRun:
+    """Runs the phase to its end (bounded: duration plus a grace period), printing progress."""
+    out.mkdir(parents=True, exist_ok=True)
+    cmds = commands(spec, out)
+    for c in cmds:
+        log(f"{label}: {c.text()}")
+    started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    before = procstat.sample(node_pids)
+    running = []
+    for c in cmds:
+        f = open(c.log, "w")
+        p = subprocess.Popen(c.argv, env=os.environ | c.env, stdout=f, stderr=subprocess.STDOUT,
+                             cwd=tools.ROOT, start_new_session=True)
+        f.close()
+        running.append(Running(c, p, time.monotonic()))
+    t0 = time.monotonic()
+    # An open-model phase ends on time; the fill's duration is its upper bound. Either way, a
+    # minute more and it is stopped.
+    deadline = t0 + spec.duration_s + 60
+    signalled: set[tuple[int, int]] = set()
+    last_progress = t0
+    last_sample = before
+    while any(r.returncode is None for r in running):
+        for r in running:
+            if r.returncode is None:
+                pid, status_code, rusage = os.wait4(r.process.pid, os.WNOHANG)
+                if pid:
+                    r.returncode = os.waitstatus_to_exitcode(status_code)
+                    r.process.returncode = r.returncode
+                    r.rusage = rusage
+        now = time.monotonic()
+        if now > deadline:
+            # Bounded whatever happens: SIGTERM once past the deadline, SIGKILL 10 s later.
+            sig = signal.SIGTERM if now < deadline + 10 else signal.SIGKILL
+            for r in running:
+                if r.returncode is None and (r.process.pid, sig) not in signalled:
+                    signalled.add((r.process.pid, sig))
+                    log(f"{label}: {tools.rel(r.command.argv[0])} overran its time; sending {sig.name}")
+                    os.killpg(r.process.pid, sig)
+        if now - last_progress >= progress_every and any(r.returncode is None for r in running):
+            current = procstat.sample(node_pids)
+            d = procstat.delta(last_sample, current)
+            nodes = " ".join(f"{pid}:{v['cores']:.2f}" for pid, v in d["processes"].items())
+            shown = f"{now - t0:.0f}/{spec.duration_s} s" if spec.scenario != "fill" else f"{now - t0:.0f} s"
+            extra = "".join(f" | {p}" for p in map(_tool_progress, cmds) if p)
+            extra += f" | {status()}" if status else ""
+            log(f"{label}: {shown} | node cores {nodes or '-'} | machine busy "
+                f"{d['machine_busy_share'] * 100:.0f}%{extra}")
+            last_progress, last_sample = now, current
+        time.sleep(0.2)
+    after = procstat.sample(node_pids)
+    finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+
+    cpu = procstat.delta(before, after)
+    gen_cpu = sum(r.rusage.ru_utime + r.rusage.ru_stime for r in running if r.rusage)
+    cpu["loadgen"] = {"cpu_s": gen_cpu, "cores": gen_cpu / cpu["wall_s"] if cpu["wall_s"] > 0 else math.nan,
+                      "tool": spec.tool}
+    ours = gen_cpu + sum(v["cpu_s"] for v in cpu["processes"].values() if not math.isnan(v["cpu_s"]))
+    cpu["others_cpu_s"] = max(0.0, cpu["machine_busy_s"] - ours)
+
+    result = collect(spec, cmds)
+    requests = result.get("requests") or 0
+    for pid, v in cpu["processes"].items():
+        v["us_per_request"] = v["cpu_s"] * 1e6 / requests if requests else math.nan
+    cpu["loadgen"]["us_per_request"] = gen_cpu * 1e6 / requests if requests else math.nan
+    for r in running:
+        if r.returncode not in (0, 99):  # k6 exits 99 when a threshold fails: still a result
+            log(f"{label}: {tools.rel(r.command.argv[0])} exited with {r.returncode}; see {tools.rel(r.command.log)}")
+    return PhaseRun(result, cpu, [c.text() for c in cmds], [r.returncode for r in running],
+                    started_at, finished_at)
+
+
+def _tool_progress(cmd: Command) -> str:
+    """k6's latest progress line ("main [ 33% ] 16 VUs ... 083118/250000 shared iters"), if any."""
+    try:
+        with open(cmd.log, "rb") as f:
+            f.seek(0, os.SEEK_END)
+            f.seek(max(0, f.tell() - 1000))
+            tail = f.read().decode(errors="replace")
+    except OSError:
+        return ""
+    lines = [line.strip() for line in tail.splitlines() if line.strip().startswith("main ")]
+    return " ".join(lines[-1].split()[1:]) if lines else ""
+
+
+def collect(spec: LoadSpec, cmds: list[Command]) -> dict:
+    if spec.tool == "k6":
+        path = cmds[0].summary
+        if not path.exists():
+            raise RuntimeError(f"k6 wrote no summary; see {cmds[0].log}")
+        return json.loads(path.read_text())
+    return merge_wrk(spec, [parse_wrk(spec, c) for c in cmds])
+
+
+def parse_wrk(spec: LoadSpec, cmd: Command) -> dict:
+    text = cmd.log.read_text(errors="replace")
+    lines = [line for line in text.splitlines() if line.startswith(WRK_MARKER)]
+    if not lines:
+        raise RuntimeError(f"wrk printed no {WRK_MARKER.strip()} line; see {cmd.log}")
+    raw = json.loads(lines[-1][len(WRK_MARKER):])
+    raw["target"] = cmd.target
+    return raw
+
+
+def merge_wrk(spec: LoadSpec, parts: list[dict]) -> dict:
+    """One result from one wrk per target; each target keeps its own latency distribution
+    (percentiles of separate processes cannot be merged exactly)."""
+    wrk = tools.wrk()
+    requests = sum(p["requests"] for p in parts)
+    errors = {k: sum(p["errors"][k] for p in parts) for k in parts[0]["errors"]}
+    statuses: dict[str, int] = {}
+    for p in parts:
+        for code, n in p["status_counts"].items():
+            statuses[code] = statuses.get(code, 0) + n
+    socket_errors = errors["connect"] + errors["read"] + errors["write"] + errors["timeout"]
+    if socket_errors:
+        statuses["0"] = statuses.get("0", 0) + socket_errors
+    duration = max(p["duration_s"] for p in parts)
+    if len(parts) == 1:
+        latency = {"all": parts[0]["latency"]}
+    else:
+        latency = {urlparse(p["target"]).netloc: p["latency"] for p in parts}
+    return {
+        "tool": "wrk2" if wrk.is_wrk2 else "wrk",
+        "tool_version": wrk.version,
+        "model": ("open (wrk2 -R; latency corrected for coordinated omission)" if wrk.is_wrk2 else
+                  "paced closed loop (Debian's wrk + Lua delay(); latency from the send, uncorrected)"),
+        "scenario": spec.scenario,
+        "targets": spec.targets,
+        "requested_rate": spec.rate,
+        "duration_s": duration,
+        "requests": requests,
+        "achieved_rate": requests / duration if duration else 0.0,
+        "dropped_iterations": None,
+        "connections": sum(max(1, spec.connections // len(spec.targets)) for _ in spec.targets),
+        "error_rate": (errors["status"] + socket_errors) / requests if requests else 0.0,
+        "errors": errors,
+        "status_counts": statuses,
+        "bytes_received": sum(p["bytes_received"] for p in parts),
+        "keys": spec.keys,
+        "value_size": spec.value_size,
+        "replicas": spec.replicas,
+        "slo_p99_ms": spec.slo_p99_ms,
+        "latency": latency,
+    }

@@ -1,0 +1,116 @@
+"""async-profiler on every node during a phase, through loadtests/profiler/profile.sh (the same
+script the Kubernetes sidecar runs). Events take turns in windows inside the phase, so profiling
+never makes a phase longer: a phase of D seconds skips its first seconds (warm-up), then gives
+each event an equal window, all nodes at once."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import tools
+from .load import log
+
+EVENTS = ("cpu", "alloc", "lock", "wall")
+
+
+@dataclass
+class Node:
+    name: str  # for file names: n0, n1, ...
+    pid: int
+    target: str
+
+
+@dataclass
+class Window:
+    event: str
+    offset_s: float
+    seconds: float
+
+
+def plan(events: list[str], duration_s: float) -> list[Window]:
+    """Windows of at least 1 s inside [lead, duration - 1]; events that do not fit are left out."""
+    if not events:
+        return []
+    lead = min(3.0, duration_s * 0.1)
+    usable = duration_s - lead - 1.0
+    fit = min(len(events), int(usable // 1.0))
+    if fit <= 0:
+        return []
+    seconds = usable / fit
+    return [Window(e, lead + i * seconds, seconds) for i, e in enumerate(events[:fit])]
+
+
+@dataclass
+class Profiling:
+    """Runs the windows of a phase in a background thread; records every flame graph or failure."""
+
+    nodes: list[Node]
+    windows: list[Window]
+    out: Path
+    records: list[dict] = field(default_factory=list)
+    current: str = ""
+    _thread: threading.Thread | None = None
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    def start(self) -> "Profiling":
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+        return self
+
+    def status(self) -> str:
+        return f"profiling {self.current}" if self.current else "not profiling"
+
+    def join(self, timeout: float) -> None:
+        if self._thread:
+            self._thread.join(timeout)
+            self._stop.set()
+
+    def _run(self) -> None:
+        try:
+            self._windows()
+        except Exception as e:  # a profiling failure is reported, it does not stop the load
+            log(f"profiling stopped: {e!r}")
+            self.records.append({"node": "-", "pid": 0, "target": "", "event": self.current or "-",
+                                 "seconds": 0, "offset_s": 0, "file": None, "ok": False,
+                                 "error": repr(e), "command": ""})
+            self.current = ""
+
+    def _windows(self) -> None:
+        t0 = time.monotonic()
+        env = os.environ | {"ASYNC_PROFILER_LIB": str(tools.profiler_lib()), "JATTACH": tools.jattach()}
+        for w in self.windows:
+            wait = t0 + w.offset_s - time.monotonic()
+            if wait > 0 and self._stop.wait(wait):
+                return
+            self.current = w.event
+            procs = []
+            for node in self.nodes:
+                path = self.out / f"{node.name}-{w.event}.html"
+                argv = [str(tools.PROFILE_SH), str(node.pid), w.event, f"{w.seconds:.1f}", str(path)]
+                logf = open(self.out / f"{node.name}-{w.event}.log", "w")
+                procs.append((node, path, argv, subprocess.Popen(
+                    argv, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True), logf))
+            for node, path, argv, p, logf in procs:
+                try:
+                    rc = p.wait(timeout=w.seconds + 60)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, 15)
+                    rc = p.wait()
+                logf.close()
+                ok = rc == 0 and path.exists()
+                error = "" if ok else Path(logf.name).read_text(errors="replace").strip()[-500:]
+                if not ok:
+                    log(f"profiling {node.name} ({node.pid}) {w.event} failed: {error}")
+                self.records.append({
+                    "node": node.name, "pid": node.pid, "target": node.target, "event": w.event,
+                    "seconds": round(w.seconds, 1), "offset_s": round(w.offset_s, 1),
+                    "file": path.name if ok else None, "ok": ok, "error": error,
+                    "command": " ".join(shlex.quote(tools.rel(a) if os.path.isabs(a) else a) for a in argv),
+                })
+            self.current = ""

@@ -1,0 +1,249 @@
+"""A lab run against running nodes: fill, then phases at a fixed rate (or a saturation search),
+every node profiled during every phase, everything under reports/<timestamp>-<name>/, then the
+report."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+import time
+import urllib.request
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from . import envinfo, load, profiling, tools
+from .load import LoadSpec, log
+
+PHASES = ("fill", "put", "get", "mixed", "range", "status")
+
+
+@dataclass
+class RunConfig:
+    targets: list[str]
+    pids: list[int]
+    name: str = "local"
+    phases: list[str] = field(default_factory=lambda: ["fill", "put", "get", "mixed"])
+    rate: int = 2000
+    duration_s: int = 30
+    range_rate: int = 100
+    keys: int = 100_000
+    value_size: int = 1024
+    replicas: str = ""
+    read_share: float = 0.5
+    range_size: int = 100
+    tool: str = "k6"
+    vus: int = 64
+    max_vus: int = 256
+    connections: int = 64
+    threads: int = 2
+    slo_p99_ms: float = 10.0
+    max_error_rate: float = 0.01
+    events: list[str] = field(default_factory=lambda: list(profiling.EVENTS))
+    fill_vus: int = 16
+    batch: int = 8
+    fill_timeout_s: int = 900
+    reports_dir: Path = tools.ROOT / "reports"
+    compare: Path | None = None
+
+    def spec(self, scenario: str, rate: int | None = None, duration_s: int | None = None) -> LoadSpec:
+        if scenario == "fill":
+            return LoadSpec("fill", self.targets, None, self.fill_timeout_s, keys=self.keys,
+                            value_size=self.value_size, replicas=self.replicas, tool="k6",
+                            fill_vus=self.fill_vus, batch=self.batch)
+        default_rate = self.range_rate if scenario == "range" else self.rate
+        return LoadSpec(scenario, self.targets, rate or default_rate, duration_s or self.duration_s,
+                        keys=self.keys, value_size=self.value_size, replicas=self.replicas,
+                        read_share=self.read_share, range_size=self.range_size, tool=self.tool,
+                        vus=self.vus, max_vus=self.max_vus, connections=self.connections,
+                        threads=self.threads, slo_p99_ms=self.slo_p99_ms)
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-") or "run"
+
+
+def new_run_dir(reports_dir: Path, name: str) -> Path:
+    run_dir = reports_dir / f"{time.strftime('%Y%m%d-%H%M%S')}-{slug(name)}"
+    run_dir.mkdir(parents=True)
+    return run_dir
+
+
+def check_nodes(targets: list[str], pids: list[int]) -> None:
+    for t in targets:
+        if not re.match(r"^https?://(127\.\d+\.\d+\.\d+|localhost|\[::1\])(:\d+)?/?$", t):
+            raise SystemExit(f"target {t}: the lab sends load only to loopback addresses")
+        try:
+            with urllib.request.urlopen(f"{t.rstrip('/')}/v0/status", timeout=5) as r:
+                if r.status != 200:
+                    raise SystemExit(f"{t}/v0/status answered {r.status}")
+        except OSError as e:
+            raise SystemExit(f"{t} does not answer /v0/status: {e}") from e
+    for pid in pids:
+        if not Path(f"/proc/{pid}").exists():
+            raise SystemExit(f"no process {pid}")
+        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        if exe != "java":
+            raise SystemExit(f"process {pid} is {exe}, not a JVM")
+
+
+def nodes_of(cfg: RunConfig) -> list[profiling.Node]:
+    same = len(cfg.pids) == len(cfg.targets)
+    return [profiling.Node(f"n{i}", pid, cfg.targets[i] if same else "") for i, pid in enumerate(cfg.pids)]
+
+
+class Run:
+    """The run directory and its run.json, rewritten after every phase so a cut run keeps its data."""
+
+    def __init__(self, cfg: RunConfig, kind: str, extra_config: dict | None = None):
+        self.cfg = cfg
+        self.dir = new_run_dir(cfg.reports_dir, cfg.name)
+        self.nodes = nodes_of(cfg)
+        config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()}
+        self.doc = {
+            "name": cfg.name,
+            "kind": kind,
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "finished": None,
+            "config": config | (extra_config or {}),
+            "invocation": os.environ.get("KVLAB_LAB_INVOCATION", ""),
+            "nodes": [asdict(n) for n in self.nodes],
+            "phases": [],
+        }
+        log(f"run directory {tools.rel(self.dir)}")
+        (self.dir / "env.json").write_text(json.dumps(envinfo.collect(cfg.pids, cfg.tool), indent=1))
+        self.save()
+
+    def save(self) -> None:
+        (self.dir / "run.json").write_text(json.dumps(self.doc, indent=1, default=_json_default))
+
+    def phase(self, spec: LoadSpec, label: str, events: list[str]) -> dict:
+        index = len(self.doc["phases"]) + 1
+        out = self.dir / "phases" / f"{index:02d}-{slug(label)}"
+        windows = profiling.plan(events, spec.duration_s) if spec.scenario != "fill" else []
+        prof = None
+        if windows and self.nodes:
+            (out / "profiles").mkdir(parents=True, exist_ok=True)
+            prof = profiling.Profiling(self.nodes, windows, out / "profiles").start()
+        log(f"phase {label}: {spec.scenario} at "
+            f"{'full speed' if spec.rate is None else f'{spec.rate}/s'} for "
+            f"{'at most ' if spec.rate is None else ''}{spec.duration_s} s"
+            + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if prof else ""))
+        pr = load.run(spec, out, self.cfg.pids, label, status=prof.status if prof else None)
+        if prof:
+            prof.join(timeout=90)
+        (out / "result.json").write_text(json.dumps(pr.result, indent=1, default=_json_default))
+        record = {
+            "label": label,
+            "scenario": spec.scenario,
+            "dir": str(out.relative_to(self.dir)),
+            "spec": asdict(spec),
+            "commands": pr.commands,
+            "exit_codes": pr.exit_codes,
+            "started": pr.started_at,
+            "finished": pr.finished_at,
+            "cpu": pr.cpu,
+            "profiles": prof.records if prof else [],
+            "result": pr.result,
+        }
+        self.doc["phases"].append(record)
+        self.save()
+        r = pr.result
+        p99 = worst(r, "p99")
+        log(f"phase {label}: achieved {r['achieved_rate']:.0f}/s"
+            + (f" of {r['requested_rate']}/s" if r.get("requested_rate") else "")
+            + f", p99 {p99:.2f} ms, failed {r.get('error_rate', 0) * 100:.2f}%")
+        for n in self.nodes:
+            if not Path(f"/proc/{n.pid}").exists():
+                raise SystemExit(f"node {n.name} (pid {n.pid}) is gone after phase {label}")
+        return record
+
+    def finish(self) -> Path:
+        self.doc["finished"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        self.save()
+        from . import report  # matplotlib is imported only now
+
+        report.generate(self.dir, self.cfg.compare)
+        return self.dir
+
+
+def worst(result: dict, percentile: str) -> float:
+    """The largest value of a percentile over the result's latency series (all / per op / per target)."""
+    values = [s["percentiles"].get(percentile) for s in result["latency"].values() if s]
+    values = [v for v in values if v is not None]
+    return max(values) if values else math.nan
+
+
+def _json_default(o):
+    if isinstance(o, Path):
+        return str(o)
+    if isinstance(o, float) and math.isnan(o):
+        return None
+    raise TypeError(type(o))
+
+
+def run_phases(cfg: RunConfig) -> Path:
+    for p in cfg.phases:
+        if p not in PHASES:
+            raise SystemExit(f"unknown phase {p!r}: {', '.join(PHASES)}")
+    check_nodes(cfg.targets, cfg.pids)
+    run = Run(cfg, "phases")
+    for p in cfg.phases:
+        run.phase(cfg.spec(p), p, cfg.events)
+    return run.finish()
+
+
+@dataclass
+class Saturation:
+    scenario: str = "get"
+    start_rate: int = 1000
+    factor: float = 1.5
+    max_rate: int = 200_000
+    max_steps: int = 10
+    step_duration_s: int = 20
+    tolerance: float = 0.02  # achieved may be this much below requested
+    fill: bool = True
+
+
+def run_saturation(cfg: RunConfig, sat: Saturation) -> Path:
+    """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail."""
+    check_nodes(cfg.targets, cfg.pids)
+    run = Run(cfg, "saturation", {"saturation": asdict(sat)})
+    if sat.fill and sat.scenario in ("get", "mixed", "range"):
+        run.phase(cfg.spec("fill"), "fill", [])
+    steps = []
+    rate = sat.start_rate
+    reason = f"reached the step limit ({sat.max_steps} steps)"
+    while len(steps) < sat.max_steps:
+        if rate > sat.max_rate:
+            reason = f"reached the highest rate allowed ({sat.max_rate}/s)"
+            break
+        rec = run.phase(cfg.spec(sat.scenario, rate, sat.step_duration_s), f"{sat.scenario}@{rate}", cfg.events)
+        r = rec["result"]
+        p99 = worst(r, "p99")
+        behind = r["achieved_rate"] < rate * (1 - sat.tolerance)
+        failing = r.get("error_rate", 0) > cfg.max_error_rate
+        slow = not (p99 <= cfg.slo_p99_ms)
+        step = {"rate": rate, "achieved_rate": r["achieved_rate"], "p99_ms": p99,
+                "error_rate": r.get("error_rate", 0), "ok": not (behind or failing or slow)}
+        steps.append(step)
+        run.doc["saturation"] = {**asdict(sat), "slo_p99_ms": cfg.slo_p99_ms, "steps": steps}
+        run.save()
+        if not step["ok"]:
+            why = []
+            if slow:
+                why.append(f"p99 {p99:.2f} ms > SLO {cfg.slo_p99_ms:g} ms")
+            if behind:
+                why.append(f"achieved {r['achieved_rate']:.0f}/s < {rate}/s - {sat.tolerance * 100:g}%")
+            if failing:
+                why.append(f"{r['error_rate'] * 100:.2f}% of requests failed")
+            reason = f"at {rate}/s: " + "; ".join(why)
+            break
+        nxt = int(round(rate * sat.factor))
+        rate = nxt if nxt > rate else rate + 1
+    passed = [s["rate"] for s in steps if s["ok"]]
+    run.doc["saturation"] = {**asdict(sat), "slo_p99_ms": cfg.slo_p99_ms, "steps": steps,
+                             "max_sustainable_rate": max(passed) if passed else None, "stop_reason": reason}
+    log(f"saturation: max sustainable rate {run.doc['saturation']['max_sustainable_rate']}/s; stopped {reason}")
+    return run.finish()

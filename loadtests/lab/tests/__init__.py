@@ -1,0 +1,1 @@
+"""Self-tests of the load lab (make lab-selftest)."""

@@ -1,0 +1,145 @@
+"""Self-tests of the lab's pure parts: profiling windows, wrk output parsing, and the report
+generator on a synthetic run (no server, no load). Run: make lab-selftest."""
+
+from __future__ import annotations
+
+import json
+import math
+import tempfile
+import unittest
+from pathlib import Path
+
+from lab import load, profiling, report
+from lab.__main__ import _duration
+
+
+def spectrum(scale: float) -> list[list[float]]:
+    ps = [0.0, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999, 0.99999, 1.0]
+    return [[p, scale * (1 + 10 * p ** 8)] for p in ps]
+
+
+def latency(scale: float) -> dict:
+    spec = spectrum(scale)
+    table = {"p50": spec[1][1], "p75": spec[2][1], "p90": spec[3][1], "p99": spec[4][1],
+             "p99.9": spec[5][1], "p99.99": spec[6][1], "p99.999": spec[7][1], "p100": spec[8][1]}
+    return {"unit": "ms", "min": spec[0][1], "mean": scale * 2, "max": spec[-1][1], "percentiles": table,
+            "spectrum": spec}
+
+
+def phase(label: str, scale: float, rate: int, profiles: bool) -> dict:
+    result = {
+        "tool": "k6", "model": "open (constant-arrival-rate)", "scenario": label, "targets": ["http://127.0.0.1:8080"],
+        "requested_rate": rate, "duration_s": 10, "requests": rate * 10, "achieved_rate": rate * 0.995,
+        "dropped_iterations": 3, "error_rate": 0.001, "status_counts": {"200": rate * 10 - 10, "503": 10},
+        "latency": {"all": latency(scale)}, "thresholds": {"http_req_duration": scale < 5},
+    }
+    return {
+        "label": label, "scenario": label, "dir": f"phases/01-{label}", "commands": [f"k6 run {label}.js"],
+        "exit_codes": [0], "started": "", "finished": "",
+        "cpu": {"wall_s": 10, "processes": {"123": {"cpu_s": 5, "cores": 0.5, "us_per_request": 50.0}},
+                "loadgen": {"cpu_s": 3, "cores": 0.3, "us_per_request": 30.0, "tool": "k6"},
+                "machine_busy_s": 9, "machine_busy_share": 0.45, "cores": 2, "others_cpu_s": 1},
+        "profiles": [{"node": "n0", "pid": 123, "target": "", "event": "cpu", "seconds": 4, "offset_s": 1,
+                      "file": "n0-cpu.html", "ok": True, "error": "", "command": "profile.sh 123 cpu 4 x.html"}]
+        if profiles else [],
+        "result": result,
+    }
+
+
+def write_run(root: Path, name: str, scale: float, saturation: bool = False) -> Path:
+    d = root / name
+    d.mkdir(parents=True)
+    doc = {"name": "test", "kind": "saturation" if saturation else "phases", "started": name,
+           "finished": name, "invocation": "make lab-local",
+           "config": {"targets": ["http://127.0.0.1:8080"], "keys": 1000, "value_size": 1024, "replicas": "",
+                      "slo_p99_ms": 10},
+           "nodes": [{"name": "n0", "pid": 123, "target": "http://127.0.0.1:8080"}],
+           "phases": [phase("put", scale, 1000, True), phase("get", scale * 2, 2000, False)]}
+    if saturation:
+        doc["saturation"] = {"scenario": "get", "start_rate": 1000, "factor": 1.5, "step_duration_s": 10,
+                             "tolerance": 0.02, "slo_p99_ms": 10, "max_sustainable_rate": 1500,
+                             "stop_reason": "at 2250/s: p99 12 ms > SLO 10 ms",
+                             "steps": [{"rate": 1000, "achieved_rate": 1000, "p99_ms": 3, "error_rate": 0, "ok": True},
+                                       {"rate": 1500, "achieved_rate": 1499, "p99_ms": 6, "error_rate": 0, "ok": True},
+                                       {"rate": 2250, "achieved_rate": 2200, "p99_ms": 12, "error_rate": 0, "ok": False}]}
+    (d / "run.json").write_text(json.dumps(doc))
+    (d / "env.json").write_text(json.dumps({
+        "cores": 2, "cpu_model": "test cpu", "memory_gib": 24, "os": "Debian", "kernel": "6", "load_average": "0",
+        "python": "3.11", "git": {"commit": "abcdef0123456789", "dirty": False},
+        "jvms": [{"pid": 123, "version": "openjdk 25", "command_line": "java -jar kvlab.jar"}],
+        "load_tool": "k6", "k6": "k6 v1.8.1", "async_profiler": "4.6", "jattach": "jattach 2.1",
+        "wrk": {"path": "/usr/bin/wrk", "is_wrk2": False, "version": "wrk 4.1.0", "label": "Debian's wrk"}}))
+    return d
+
+
+class ReportTest(unittest.TestCase):
+    def test_report_has_every_part_and_compares_with_the_previous_run(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            write_run(root, "20260101-000000-test", 1.0)
+            this = write_run(root, "20260102-000000-test", 2.0)
+            (this / "conclusion.md").write_text("GET got slower.\n\nSecond paragraph.")
+            md_path, html_path = report.generate(this)
+            md, page = md_path.read_text(), html_path.read_text()
+            for part in ("## Findings", "## Conclusion", "GET got slower.", "## Environment", "## Commands",
+                         "k6 run put.js", "| latency, ms | 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |",
+                         "plots/spectrum-01-put.png", "phases/01-put/profiles/n0-cpu.html",
+                         "## Comparison with the previous report", "20260101-000000-test", "+100.0%"):
+                self.assertIn(part, md)
+            self.assertIn("data:image/png;base64,", page)
+            self.assertIn('href="phases/01-put/profiles/n0-cpu.html"', page)
+            self.assertIn("<p>Second paragraph.</p>", page)
+            self.assertTrue((this / "plots" / "spectrum-01-put.png").read_bytes().startswith(b"\x89PNG"))
+
+    def test_saturation_section(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = write_run(Path(tmp), "20260101-000000-sat", 1.0, saturation=True)
+            md_path, _ = report.generate(d)
+            md = md_path.read_text()
+            self.assertIn("**Maximum sustainable rate: 1 500/s.**", md)
+            self.assertIn("No previous report", md)
+            self.assertTrue((d / "plots" / "saturation.png").exists())
+
+
+class WrkParsingTest(unittest.TestCase):
+    OUTPUT = """Running 5s test @ http://127.0.0.1:8080
+  2 threads and 64 connections
+KVLAB-WRK-JSON {"scenario":"get","requests":15007,"duration_s":5.006739,"bytes_received":16582735,"threads":2,"paced_rate":3000,"errors":{"connect":0,"read":1,"write":0,"status":4,"timeout":0},"status_counts":{"200":15003,"404":4},"latency":{"unit":"ms","min":0.104,"mean":0.49,"stdev":0.49,"max":9.431,"percentiles":{"p50":0.384,"p75":0.545,"p90":0.796,"p99":2.45,"p99.9":6.48,"p99.99":9.34,"p99.999":9.43,"p100":9.431},"spectrum":[[0,0.104],[0.5,0.384],[1,9.431]]}}
+"""
+
+    def test_wrk_output_becomes_a_result(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            log = Path(tmp) / "wrk-0.txt"
+            log.write_text(self.OUTPUT)
+            spec = load.LoadSpec("get", ["http://127.0.0.1:8080"], 3000, 5, tool="wrk")
+            raw = load.parse_wrk(spec, load.Command([], {}, log, target="http://127.0.0.1:8080"))
+            result = load.merge_wrk(spec, [raw])
+            self.assertEqual(result["requests"], 15007)
+            self.assertAlmostEqual(result["achieved_rate"], 15007 / 5.006739)
+            self.assertEqual(result["status_counts"], {"200": 15003, "404": 4, "0": 1})
+            self.assertAlmostEqual(result["error_rate"], 5 / 15007)
+            self.assertEqual(result["latency"]["all"]["percentiles"]["p99"], 2.45)
+
+
+class PlanTest(unittest.TestCase):
+    def test_windows_fit_inside_the_phase(self):
+        windows = profiling.plan(["cpu", "alloc", "lock", "wall"], 30)
+        self.assertEqual([w.event for w in windows], ["cpu", "alloc", "lock", "wall"])
+        self.assertLessEqual(windows[-1].offset_s + windows[-1].seconds, 30 - 1 + 1e-9)
+        self.assertTrue(all(math.isclose(w.seconds, windows[0].seconds) for w in windows))
+
+    def test_short_phase_keeps_the_events_that_fit(self):
+        self.assertEqual([w.event for w in profiling.plan(["cpu", "alloc", "lock", "wall"], 4)], ["cpu", "alloc"])
+        self.assertEqual(profiling.plan(["cpu"], 1), [])
+
+
+class DurationTest(unittest.TestCase):
+    def test_durations(self):
+        self.assertEqual(_duration("30"), 30)
+        self.assertEqual(_duration("30s"), 30)
+        self.assertEqual(_duration("2m"), 120)
+        self.assertEqual(_duration("1m30s"), 90)
+
+
+if __name__ == "__main__":
+    unittest.main()

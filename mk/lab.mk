@@ -1,0 +1,76 @@
+# The load lab: k6 and wrk phases, async-profiler flame graphs, generated reports. Included by
+# the Makefile. Every run writes reports/<timestamp>-<NAME>/ with report.md and report.html.
+#
+#   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
+#   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
+#   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
+#   make lab-hotpath    issue 2's hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s)
+#   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]
+#   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
+#   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
+#
+# PIDS defaults to the nodes `make up` started (data/run/*.pid). Every knob is optional:
+#   RATE (2000/s), DURATION (30s), PHASES (fill,put,get,mixed; also range, status), KEYS (100000),
+#   VALUE_SIZE (1024), REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none),
+#   SLO_P99_MS (10), NAME (local), COMPARE (a report; default the latest other), LAB_ARGS (more
+#   options of `python -m lab run --help`).
+
+LAB_PY := $(CURDIR)/.tools/venv/bin/python
+LAB = KVLAB_LAB_INVOCATION="make $@ $(strip $(-*-command-variables-*-))" PYTHONPATH=$(CURDIR)/loadtests $(LAB_PY) -m lab
+
+TARGETS ?= http://127.0.0.1:8080
+PIDS ?= $(shell cat data/run/*.pid 2>/dev/null | paste -sd, -)
+NAME ?= local
+RATE ?= 2000
+DURATION ?= 30s
+PHASES ?= fill,put,get,mixed
+KEYS ?= 100000
+VALUE_SIZE ?= 1024
+REPLICAS ?=
+TOOL ?= k6
+EVENTS ?= cpu,alloc,lock,wall
+SLO_P99_MS ?= 10
+COMPARE ?=
+LAB_ARGS ?=
+
+LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) --rate $(RATE) --duration $(DURATION) \
+	--keys $(KEYS) --value-size $(VALUE_SIZE) --tool $(TOOL) --events "$(EVENTS)" --slo-p99-ms $(SLO_P99_MS) \
+	$(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(COMPARE),--compare $(COMPARE))
+
+# Saturation search
+SCENARIO ?= get
+START_RATE ?= 1000
+FACTOR ?= 1.5
+MAX_STEPS ?= 10
+
+# Hot-path benchmark
+HOTPATH_PORT ?= 28080
+HOTPATH_DURATION ?= 30s
+HOTPATH_DATA ?=
+
+.PHONY: lab-tools lab-local lab-saturate lab-hotpath lab-report lab-profile lab-selftest
+
+lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when present)
+	@loadtests/tools/install.sh
+
+lab-local: lab-tools ## load running nodes: TARGETS=url,... PIDS=pid,... [RATE= DURATION= PHASES= TOOL=]
+	$(LAB) run $(LAB_COMMON) --phases $(PHASES) $(LAB_ARGS)
+
+lab-saturate: lab-tools ## find the max sustainable rate: TARGETS= PIDS= [SCENARIO=get START_RATE= FACTOR= SLO_P99_MS=]
+	$(LAB) saturate $(LAB_COMMON) --scenario $(SCENARIO) --start-rate $(START_RATE) --factor $(FACTOR) \
+		--max-steps $(MAX_STEPS) $(LAB_ARGS)
+
+lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 25k/s, PUT 15k/s vs /v0/status
+	$(LAB) hotpath --tool $(TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \
+		$(if $(HOTPATH_DATA),--data $(HOTPATH_DATA)) $(if $(COMPARE),--compare $(COMPARE)) $(LAB_ARGS)
+
+lab-report: lab-tools ## write a run's report.md and report.html again: RUN=reports/<run> [COMPARE=]
+	@test -n "$(RUN)" || { echo "usage: make lab-report RUN=reports/<run> [COMPARE=reports/<other>]"; exit 2; }
+	$(LAB) report $(RUN) $(if $(COMPARE),--compare $(COMPARE))
+
+lab-profile: lab-tools ## one flame graph: PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=profile.html]
+	@test -n "$(PROFILE_PID)" || { echo "usage: make lab-profile PROFILE_PID=<jvm pid> [EVENT=cpu SECONDS=10 OUT=profile.html]"; exit 2; }
+	loadtests/profiler/profile.sh $(PROFILE_PID) $(or $(EVENT),cpu) $(or $(SECONDS),10) $(or $(OUT),profile-$(PROFILE_PID)-$(or $(EVENT),cpu).html)
+
+lab-selftest: lab-tools ## test the lab's own code: report generator, wrk parsing, profiling windows
+	cd loadtests && $(LAB_PY) -m unittest discover -s lab/tests -t . -v
