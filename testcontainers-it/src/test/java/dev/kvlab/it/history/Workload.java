@@ -1,0 +1,92 @@
+package dev.kvlab.it.history;
+
+import dev.kvlab.it.fixture.KvClient;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Concurrent clients that PUT, DELETE and GET a small set of keys at {@code replicas} through
+ * random nodes, recording every operation in a {@link History}. Every PUT writes a value never
+ * written before, so a read's answer names the write it came from. Bounded: each client stops
+ * after {@code maxOperations} or when the workload is stopped.
+ */
+public final class Workload implements AutoCloseable {
+
+    private final List<KvClient> nodes;
+    private final History history;
+    private final int clients;
+    private final int keys;
+    private final String replicas;
+    private final int maxOperations;
+    private final AtomicBoolean running = new AtomicBoolean();
+    private final List<Thread> threads = new ArrayList<>();
+
+    public Workload(List<KvClient> nodes, History history, int clients, int keys, String replicas, int maxOperations) {
+        this.nodes = List.copyOf(nodes);
+        this.history = history;
+        this.clients = clients;
+        this.keys = keys;
+        this.replicas = replicas;
+        this.maxOperations = maxOperations;
+    }
+
+    public Workload start() {
+        running.set(true);
+        for (int c = 0; c < clients; c++) {
+            int client = c;
+            threads.add(Thread.ofPlatform().name("workload-" + c).start(() -> run(client)));
+        }
+        return this;
+    }
+
+    /** Stops the clients and waits for their last operations. */
+    @Override
+    public void close() throws InterruptedException {
+        running.set(false);
+        for (Thread thread : threads) {
+            thread.join(Duration.ofSeconds(30));
+        }
+    }
+
+    private void run(int client) {
+        Random random = new Random(client);
+        for (int n = 0; n < maxOperations && running.get(); n++) {
+            int node = random.nextInt(nodes.size());
+            String key = "history-" + random.nextInt(keys);
+            int dice = random.nextInt(100);
+            Operation.Type type = dice < 45 ? Operation.Type.PUT : dice < 55 ? Operation.Type.DELETE : Operation.Type.GET;
+            String value = type == Operation.Type.PUT ? "c" + client + "-" + n : null;
+            history.record(execute(client, node, type, key, value));
+        }
+    }
+
+    private Operation execute(int client, int node, Operation.Type type, String key, String value) {
+        KvClient coordinator = nodes.get(node);
+        long start = history.now();
+        try {
+            HttpResponse<byte[]> response = switch (type) {
+                case PUT -> coordinator.put(key, value, replicas);
+                case DELETE -> coordinator.delete(key, replicas);
+                case GET -> coordinator.get(key, replicas);
+            };
+            long end = history.now();
+            int status = response.statusCode();
+            boolean acknowledged = switch (type) {
+                case PUT -> status == 201;
+                case DELETE -> status == 202;
+                case GET -> status == 200 || status == 404;
+            };
+            String returned = type == Operation.Type.GET && status == 200 ? new String(response.body(), StandardCharsets.UTF_8) : value;
+            return new Operation(client, node, type, key, returned, start, end,
+                    acknowledged ? Operation.Outcome.OK : Operation.Outcome.UNKNOWN, Integer.toString(status));
+        } catch (RuntimeException e) {
+            return new Operation(client, node, type, key, value, start, history.now(), Operation.Outcome.UNKNOWN,
+                    e.getClass().getSimpleName());
+        }
+    }
+}
