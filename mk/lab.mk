@@ -4,7 +4,7 @@
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
-#   make lab-hotpath    issue 2's hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s)
+#   make lab-hotpath    issue 2's hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s); HOTPATH_TOOL=wrk|k6
 #   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
@@ -47,6 +47,7 @@ MAX_STEPS ?= 10
 HOTPATH_PORT ?= 28080
 HOTPATH_DURATION ?= 30s
 HOTPATH_DATA ?=
+HOTPATH_TOOL ?= wrk
 
 .PHONY: lab-tools lab-local lab-saturate lab-hotpath lab-report lab-profile lab-selftest
 
@@ -61,7 +62,7 @@ lab-saturate: lab-tools ## find the max sustainable rate: TARGETS= PIDS= [SCENAR
 		--max-steps $(MAX_STEPS) $(LAB_ARGS)
 
 lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 25k/s, PUT 15k/s vs /v0/status
-	$(LAB) hotpath --tool $(TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \
+	$(LAB) hotpath --tool $(HOTPATH_TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \
 		$(if $(HOTPATH_DATA),--data $(HOTPATH_DATA)) $(if $(COMPARE),--compare $(COMPARE)) $(LAB_ARGS)
 
 lab-report: lab-tools ## write a run's report.md and report.html again: RUN=reports/<run> [COMPARE=]

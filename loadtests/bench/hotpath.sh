@@ -10,8 +10,9 @@
 #   loadtests/bench/hotpath.sh [--tool k6|wrk] [--duration 30s] [--port 28080] [--data DIR] ...
 #   (all options: loadtests/bench/hotpath.sh --help; `make lab-hotpath` builds the jar first)
 #
-# --tool k6 (default): k6 constant-arrival-rate, 64 VUs = 64 connections, open model.
-# --tool wrk: wrk2 -R when installed, else Debian's wrk paced to the rate by the Lua delay() hook.
+# --tool wrk (default): wrk2 -R when installed, else Debian's wrk paced to the rate by the Lua
+#   delay() hook; the light generator (k6 costs the machine several times more CPU per request).
+# --tool k6: k6 constant-arrival-rate, 64 VUs = 64 connections, open model.
 # --data DIR keeps the filled data directory and reuses it next time (the fill takes minutes).
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)

@@ -120,7 +120,8 @@ def main(argv: list[str]) -> int:
     p_hot.add_argument("--duration", type=_duration, default=30)
     p_hot.add_argument("--warmup", type=_duration, default=10)
     p_hot.add_argument("--connections", type=int, default=64)
-    p_hot.add_argument("--tool", choices=["k6", "wrk"], default="k6")
+    p_hot.add_argument("--tool", choices=["k6", "wrk"], default="wrk",
+                       help="wrk (default: the lighter generator, wrk2 when installed) or k6")
     p_hot.add_argument("--flamegraphs", action="store_true", help="also profile GET and PUT (cpu, alloc)")
     p_hot.add_argument("--name", default="hotpath")
     p_hot.add_argument("--reports-dir", type=Path, default=runner.tools.ROOT / "reports")

@@ -112,6 +112,10 @@ class Run:
             "phases": [],
         }
         log(f"run directory {tools.rel(self.dir)}")
+        load1 = os.getloadavg()[0]
+        if load1 > (os.cpu_count() or 1):
+            log(f"warning: the machine is busy before the run (load average {load1:.1f} on "
+                f"{os.cpu_count()} cores); latency and CPU figures will carry that noise")
         (self.dir / "env.json").write_text(json.dumps(envinfo.collect(cfg.pids, cfg.tool), indent=1))
         self.save()
 

@@ -101,6 +101,24 @@ class ReportTest(unittest.TestCase):
             self.assertTrue((d / "plots" / "saturation.png").exists())
 
 
+    def test_hotpath_section(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = write_run(Path(tmp), "20260101-000000-hot", 1.0)
+            doc = json.loads((d / "run.json").read_text())
+            doc["kind"] = "hotpath"
+            row = {"label": "get@25000", "requested": 25000, "achieved": 24900.0, "p99": 3.2, "server_cores": 1.1,
+                   "server_us": 44.0, "ratio": 1.2, "ratio_text": "1.20x", "loadgen_cores": 0.6,
+                   "others_cores": 0.1, "error_rate": 0.0}
+            doc["hotpath"] = {"java_options": "-Xmx256m", "keys": 1000000, "value_size": 1024, "connections": 64,
+                              "tool": "wrk", "rows": [row], "checks": ["get@25000: target held"],
+                              "node_command": "java -jar kvlab.jar", "idle_cores": 0.01, "settle_s": 3,
+                              "settled": True}
+            (d / "run.json").write_text(json.dumps(doc))
+            md = report.generate(d)[0].read_text()
+            self.assertIn("## Hot path", md)
+            self.assertIn("| get@25000 | 25 000 | 24 900 | 3.20 | 1.10 | 44.0 | 1.20x | 0.60 | 0.10 |", md)
+
+
 class WrkParsingTest(unittest.TestCase):
     OUTPUT = """Running 5s test @ http://127.0.0.1:8080
   2 threads and 64 connections
