@@ -1,0 +1,94 @@
+{{/*
+The chart's name, or nameOverride.
+*/}}
+{{- define "kvlab.name" -}}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+The full name: the StatefulSet's, hence the pods' <fullname>-<i>. The release name alone when it
+already contains the chart's name (release "kvlab" gives pods kvlab-0, kvlab-1, ...). Kept short
+enough that "<fullname>-headless" and the pods' hostnames stay within 63 characters.
+*/}}
+{{- define "kvlab.fullname" -}}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
+{{- .Release.Name | trunc 50 | trimSuffix "-" }}
+{{- else }}
+{{- printf "%s-%s" .Release.Name $name | trunc 50 | trimSuffix "-" }}
+{{- end }}
+{{- end }}
+{{- end }}
+
+{{/*
+The headless Service: its DNS is the cluster's topology.
+*/}}
+{{- define "kvlab.headlessName" -}}
+{{- printf "%s-headless" (include "kvlab.fullname" .) }}
+{{- end }}
+
+{{/*
+The headless Service's fully qualified name, as the pods look it up.
+*/}}
+{{- define "kvlab.headlessFqdn" -}}
+{{- printf "%s.%s.svc.%s" (include "kvlab.headlessName" .) .Release.Namespace .Values.cluster.domain }}
+{{- end }}
+
+{{- define "kvlab.chart" -}}
+{{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
+{{- end }}
+
+{{/*
+Labels of every object.
+*/}}
+{{- define "kvlab.labels" -}}
+helm.sh/chart: {{ include "kvlab.chart" . }}
+{{ include "kvlab.selectorLabels" . }}
+app.kubernetes.io/version: {{ include "kvlab.imageTag" . | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kvlab
+{{- end }}
+
+{{/*
+Selector labels: the pods of this release.
+*/}}
+{{- define "kvlab.selectorLabels" -}}
+app.kubernetes.io/name: {{ include "kvlab.name" . }}
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{- define "kvlab.imageTag" -}}
+{{- .Values.image.tag | default .Chart.AppVersion }}
+{{- end }}
+
+{{- define "kvlab.image" -}}
+{{- printf "%s:%s" .Values.image.repository (include "kvlab.imageTag" .) }}
+{{- end }}
+
+{{- define "kvlab.profilerImage" -}}
+{{- printf "%s:%s" .Values.profiler.image.repository (.Values.profiler.image.tag | default .Chart.AppVersion) }}
+{{- end }}
+
+{{- define "kvlab.serviceAccountName" -}}
+{{- if .Values.serviceAccount.create }}
+{{- default (include "kvlab.fullname" .) .Values.serviceAccount.name }}
+{{- else }}
+{{- default "default" .Values.serviceAccount.name }}
+{{- end }}
+{{- end }}
+
+{{/*
+The node stops within preStop + drain; the kubelet must not kill it before.
+*/}}
+{{- define "kvlab.validate" -}}
+{{- $needed := add .Values.preStopSleepSeconds .Values.drainSeconds }}
+{{- if le (int .Values.terminationGracePeriodSeconds) (int $needed) }}
+{{- fail (printf "terminationGracePeriodSeconds (%v) must exceed preStopSleepSeconds + drainSeconds (%v), or the kubelet kills nodes while they drain" .Values.terminationGracePeriodSeconds $needed) }}
+{{- end }}
+{{- if eq (int .Values.replication.port) (int .Values.service.port) }}
+{{- fail "replication.port must differ from service.port: the replica protocol has a port of its own" }}
+{{- end }}
+{{- end }}
