@@ -65,9 +65,12 @@ class Command:
     target: str = ""
 
     def text(self) -> str:
-        env = " ".join(f"{k}={shlex.quote(v)}" for k, v in self.env.items())
-        argv = " ".join(shlex.quote(tools.rel(a) if os.path.isabs(a) and Path(a).exists() else a)
-                        for a in self.argv)
+        """The command as one could type it from the repository root."""
+        def short(v: str) -> str:
+            return tools.rel(v) if os.path.isabs(v) else v
+
+        env = " ".join(f"{k}={shlex.quote(short(v))}" for k, v in self.env.items())
+        argv = " ".join(shlex.quote(short(a)) for a in self.argv)
         return f"{env} {argv}".strip()
 
 

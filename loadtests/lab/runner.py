@@ -53,9 +53,11 @@ class RunConfig:
                             value_size=self.value_size, replicas=self.replicas, tool="k6",
                             fill_vus=self.fill_vus, batch=self.batch)
         default_rate = self.range_rate if scenario == "range" else self.rate
+        # wrk has no mixed script (a wrk process sends one kind of request): mixed runs on k6.
+        tool = "k6" if scenario == "mixed" else self.tool
         return LoadSpec(scenario, self.targets, rate or default_rate, duration_s or self.duration_s,
                         keys=self.keys, value_size=self.value_size, replicas=self.replicas,
-                        read_share=self.read_share, range_size=self.range_size, tool=self.tool,
+                        read_share=self.read_share, range_size=self.range_size, tool=tool,
                         vus=self.vus, max_vus=self.max_vus, connections=self.connections,
                         threads=self.threads, slo_p99_ms=self.slo_p99_ms)
 
