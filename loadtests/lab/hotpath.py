@@ -4,6 +4,7 @@ request of each compared with the no-op route GET /v0/status measured in the sam
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 import shlex
@@ -158,6 +159,7 @@ def _check(row: dict, rate: int, cfg: HotpathConfig) -> str:
 
 def run_hotpath(cfg: HotpathConfig) -> Path:
     work = Path(tempfile.mkdtemp(prefix="kvlab-hotpath-"))
+    jar_sha256 = hashlib.sha256(cfg.jar.read_bytes()).hexdigest() if cfg.jar.exists() else "missing"
     data_dir = cfg.data or (work / "data")
     fill_marker = data_dir / ".kvlab-filled"
     wanted_fill = f"{cfg.keys} {cfg.value_size}"
@@ -180,7 +182,7 @@ def run_hotpath(cfg: HotpathConfig) -> Path:
         settle = _settle(node.pid)
         if cfg.warmup_s > 0:
             for scenario, rate in (("status", cfg.get_rate), ("get", cfg.get_rate), ("put", cfg.put_rate)):
-                run.phase(rc.spec(scenario, rate, cfg.warmup_s), f"warm-up {scenario}@{rate}", [])
+                run.phase(rc.spec(scenario, rate, cfg.warmup_s), f"warm-up {scenario}@{rate}", [], warmup=True)
         measured = {}
         for scenario, rate in (("status", cfg.get_rate), ("get", cfg.get_rate),
                                ("status", cfg.put_rate), ("put", cfg.put_rate)):
@@ -202,6 +204,7 @@ def run_hotpath(cfg: HotpathConfig) -> Path:
             "rows": [base_get, get, base_put, put],
             "checks": [_check(get, cfg.get_rate, cfg), _check(put, cfg.put_rate, cfg)],
             "node_command": " ".join(shlex.quote(a) for a in node.argv),
+            "jar": f"{tools.rel(cfg.jar)} (sha256 {jar_sha256[:16]})",
             "idle_cores": settle["idle_cores"],
             "settle_s": settle["settle_s"],
             "settled": settle["settled"],

@@ -199,6 +199,7 @@ def phase_view(run: dict, phase: dict, prev: dict | None) -> dict:
     return {
         "label": phase["label"],
         "scenario": phase["scenario"],
+        "warmup": phase.get("warmup", False),
         "tool": r.get("tool", ""),
         "model": r.get("model", ""),
         "commands": phase.get("commands", []),
@@ -253,7 +254,12 @@ def findings(run: dict, views: list[dict]) -> list[str]:
                    "coordinated omission; k6 phases are open-model.")
     elif wrk and not wrk.get("is_wrk2"):
         out.append("wrk2 is not installed here; every phase used k6 (open model, constant-arrival-rate).")
+    warmups = [v["label"] for v in views if v["warmup"]]
+    if warmups:
+        out.append(f"Warm-up phases, not measured (JIT, caches): {', '.join(warmups)}.")
     for v in views:
+        if v["warmup"]:
+            continue
         if v["scenario"] == "fill":
             out.append(f"fill: {fmt_rate(v['requests'])} keys written at {fmt_rate(v['achieved'])}/s.")
             continue
@@ -307,7 +313,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
             for j, (name, s) in enumerate(_series(prev["result"])):
                 series.append((f"{name}, previous run", s["spectrum"],
                                {"color": colors[j % len(colors)], "linestyle": "--", "linewidth": 1.0, "alpha": 0.7}))
-        if phase["scenario"] != "fill":
+        if phase["scenario"] != "fill" and not phase.get("warmup"):
             all_series = dict(_series(phase["result"]))
             first = all_series.get("all") or next(iter(all_series.values()), None)
             if first:

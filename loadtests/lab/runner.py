@@ -124,7 +124,8 @@ class Run:
     def save(self) -> None:
         (self.dir / "run.json").write_text(json.dumps(self.doc, indent=1, default=_json_default))
 
-    def phase(self, spec: LoadSpec, label: str, events: list[str]) -> dict:
+    def phase(self, spec: LoadSpec, label: str, events: list[str], warmup: bool = False) -> dict:
+        """Runs one phase and records it; a warm-up phase is kept out of the report's summaries."""
         index = len(self.doc["phases"]) + 1
         out = self.dir / "phases" / f"{index:02d}-{slug(label)}"
         windows = profiling.plan(events, spec.duration_s) if spec.scenario != "fill" else []
@@ -143,6 +144,7 @@ class Run:
         record = {
             "label": label,
             "scenario": spec.scenario,
+            "warmup": warmup,
             "dir": str(out.relative_to(self.dir)),
             "spec": asdict(spec),
             "commands": pr.commands,

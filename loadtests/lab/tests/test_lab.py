@@ -111,7 +111,7 @@ class ReportTest(unittest.TestCase):
                    "others_cores": 0.1, "error_rate": 0.0}
             doc["hotpath"] = {"java_options": "-Xmx256m", "keys": 1000000, "value_size": 1024, "connections": 64,
                               "tool": "wrk", "rows": [row], "checks": ["get@25000: target held"],
-                              "node_command": "java -jar kvlab.jar", "idle_cores": 0.01, "settle_s": 3,
+                              "node_command": "java -jar kvlab.jar", "jar": "kvlab.jar (sha256 0)", "idle_cores": 0.01, "settle_s": 3,
                               "settled": True}
             (d / "run.json").write_text(json.dumps(doc))
             md = report.generate(d)[0].read_text()
