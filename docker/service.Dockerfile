@@ -45,8 +45,8 @@ RUN groupadd --system --gid 10001 kvlab \
 # Enable-Native-Access (RocksDB's native library) in force.
 FROM runtime AS layers
 # Marks this throw-away stage: the legacy builder keeps it as an untagged image, which
-# `make image` removes (docker image prune --filter label=dev.kvlab.image.stage=layers).
-LABEL dev.kvlab.image.stage=layers
+# `make image` removes (docker image prune --filter label=dev.kvlab.image).
+LABEL dev.kvlab.image=service-layers
 WORKDIR /layers
 ARG JAR_FILE=kvlab-service.jar
 COPY ${JAR_FILE} kvlab-service.jar
@@ -54,7 +54,8 @@ RUN java -Djarmode=tools -jar kvlab-service.jar extract --layers --destination e
 
 FROM runtime
 ARG VERSION=0.1.0
-LABEL org.opencontainers.image.title="kvlab service" \
+LABEL dev.kvlab.image=service \
+      org.opencontainers.image.title="kvlab service" \
       org.opencontainers.image.description="kvlab: a replicated key-value store on RocksDB" \
       org.opencontainers.image.version="${VERSION}"
 WORKDIR /app

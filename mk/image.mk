@@ -27,8 +27,9 @@ image: build docker-engine ## build the container image kvlab/service:<version> 
 	echo "docker build $(KVLAB_IMAGE) FROM $$base" && \
 	docker build --file $(DOCKERFILE) --build-arg BASE_IMAGE="$$base" --build-arg VERSION=$(KVLAB_VERSION) \
 		--tag $(KVLAB_IMAGE) service/target
-	@# The legacy builder leaves the jar-extracting stage behind as an untagged image of ~0.6 GB per build.
-	@docker image prune --force --filter label=dev.kvlab.image.stage=layers >/dev/null
+	@# Untagged images of ours: the jar-extracting stage the legacy builder leaves behind (~0.6 GB
+	@# each build) and the image this build replaced, unless a container still uses it.
+	@docker image prune --force --filter label=dev.kvlab.image >/dev/null
 	@docker image ls $(KVLAB_IMAGE) --format '$(KVLAB_IMAGE): {{.Size}}'
 
 test-containers: image ## run only the Testcontainers tests against the image
