@@ -49,8 +49,12 @@ def _events(text: str) -> list[str]:
 
 def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--targets", type=_list, required=True, help="base URLs, comma-separated")
-    p.add_argument("--pids", type=lambda s: [int(x) for x in _list(s)], default=[],
-                   help="PIDs of the node JVMs to profile and measure, comma-separated")
+    p.add_argument(
+        "--pids",
+        type=lambda s: [int(x) for x in _list(s)],
+        default=[],
+        help="PIDs of the node JVMs to profile and measure, comma-separated",
+    )
     p.add_argument("--name", default="local", help="the run's name, after its timestamp")
     p.add_argument("--rate", type=int, default=2000, help="requests/s of put, get, mixed (2000)")
     p.add_argument("--duration", type=_duration, default=30, help="each phase: 30, 30s, 2m (30s)")
@@ -60,16 +64,24 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replicas", default="", help="ack/from on every request (the server's default)")
     p.add_argument("--read-share", type=float, default=0.5, help="GETs in the mixed phase (0.5)")
     p.add_argument("--range-size", type=int, default=100, help="keys per range read (100)")
-    p.add_argument("--tool", choices=["k6", "wrk"], default="k6",
-                   help="load generator of the timed phases (k6); the fill and mixed always use k6")
+    p.add_argument(
+        "--tool",
+        choices=["k6", "wrk"],
+        default="k6",
+        help="load generator of the timed phases (k6); the fill and mixed always use k6",
+    )
     p.add_argument("--vus", type=int, default=64, help="k6 VUs (connections per target) at start (64)")
     p.add_argument("--max-vus", type=int, default=256, help="k6 VUs at most (256)")
     p.add_argument("--connections", type=int, default=64, help="wrk connections in all (64)")
     p.add_argument("--threads", type=int, default=2, help="wrk threads per target (2)")
     p.add_argument("--slo-p99-ms", type=float, default=10.0, help="SLO on p99 latency (10 ms)")
     p.add_argument("--max-error-rate", type=float, default=0.01, help="share of failed requests allowed (0.01)")
-    p.add_argument("--events", type=_events, default=list(profiling.EVENTS),
-                   help="profiler events per phase, comma-separated, or none (cpu,alloc,lock,wall)")
+    p.add_argument(
+        "--events",
+        type=_events,
+        default=list(profiling.EVENTS),
+        help="profiler events per phase, comma-separated, or none (cpu,alloc,lock,wall)",
+    )
     p.add_argument("--fill-vus", type=int, default=16, help="fill: k6 VUs (16)")
     p.add_argument("--batch", type=int, default=8, help="fill: requests in flight per VU (8)")
     p.add_argument("--reports-dir", type=Path, default=runner.tools.ROOT / "reports")
@@ -78,23 +90,47 @@ def _common(p: argparse.ArgumentParser) -> None:
 
 def _config(a: argparse.Namespace, phases: list[str]) -> runner.RunConfig:
     return runner.RunConfig(
-        targets=a.targets, pids=a.pids, name=a.name, phases=phases, rate=a.rate, duration_s=a.duration,
-        range_rate=a.range_rate, keys=a.keys, value_size=a.value_size, replicas=a.replicas,
-        read_share=a.read_share, range_size=a.range_size, tool=a.tool, vus=a.vus, max_vus=a.max_vus,
-        connections=a.connections, threads=a.threads, slo_p99_ms=a.slo_p99_ms,
-        max_error_rate=a.max_error_rate, events=a.events, fill_vus=a.fill_vus, batch=a.batch,
-        reports_dir=a.reports_dir, compare=a.compare)
+        targets=a.targets,
+        pids=a.pids,
+        name=a.name,
+        phases=phases,
+        rate=a.rate,
+        duration_s=a.duration,
+        range_rate=a.range_rate,
+        keys=a.keys,
+        value_size=a.value_size,
+        replicas=a.replicas,
+        read_share=a.read_share,
+        range_size=a.range_size,
+        tool=a.tool,
+        vus=a.vus,
+        max_vus=a.max_vus,
+        connections=a.connections,
+        threads=a.threads,
+        slo_p99_ms=a.slo_p99_ms,
+        max_error_rate=a.max_error_rate,
+        events=a.events,
+        fill_vus=a.fill_vus,
+        batch=a.batch,
+        reports_dir=a.reports_dir,
+        compare=a.compare,
+    )
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="python -m lab", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="python -m lab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     sub = parser.add_subparsers(dest="command", required=True)
 
     p_run = sub.add_parser("run", help="phases at a fixed rate, profiled, then the report")
     _common(p_run)
-    p_run.add_argument("--phases", type=_list, default=["fill", "put", "get", "mixed"],
-                       help=f"in order, from {', '.join(runner.PHASES)} (fill,put,get,mixed)")
+    p_run.add_argument(
+        "--phases",
+        type=_list,
+        default=["fill", "put", "get", "mixed"],
+        help=f"in order, from {', '.join(runner.PHASES)} (fill,put,get,mixed)",
+    )
 
     p_sat = sub.add_parser("saturate", help="step the rate up until the SLO breaks; report the maximum")
     _common(p_sat)
@@ -103,16 +139,24 @@ def main(argv: list[str]) -> int:
     p_sat.add_argument("--factor", type=float, default=1.5, help="rate multiplier per step (1.5)")
     p_sat.add_argument("--max-rate", type=int, default=200_000)
     p_sat.add_argument("--max-steps", type=int, default=10)
-    p_sat.add_argument("--tolerance", type=float, default=0.02,
-                       help="how far the achieved rate may fall behind the requested one (0.02)")
+    p_sat.add_argument(
+        "--tolerance",
+        type=float,
+        default=0.02,
+        help="how far the achieved rate may fall behind the requested one (0.02)",
+    )
     p_sat.add_argument("--no-fill", action="store_true", help="the key space is filled already")
 
     p_hot = sub.add_parser("hotpath", help="issue 2 item 5: one node, GET 25k/s, PUT 15k/s, CPU per request")
     p_hot.add_argument("--jar", type=Path, default=runner.tools.ROOT / "service" / "target" / "kvlab-service.jar")
     p_hot.add_argument("--java-options", default="-Xmx256m")
     p_hot.add_argument("--port", type=int, default=28080)
-    p_hot.add_argument("--data", type=Path, default=None,
-                       help="a data directory to keep and reuse (filled once); default: a temporary one")
+    p_hot.add_argument(
+        "--data",
+        type=Path,
+        default=None,
+        help="a data directory to keep and reuse (filled once); default: a temporary one",
+    )
     p_hot.add_argument("--keys", type=int, default=1_000_000)
     p_hot.add_argument("--value-size", type=int, default=1024)
     p_hot.add_argument("--get-rate", type=int, default=25_000)
@@ -120,8 +164,12 @@ def main(argv: list[str]) -> int:
     p_hot.add_argument("--duration", type=_duration, default=30)
     p_hot.add_argument("--warmup", type=_duration, default=10)
     p_hot.add_argument("--connections", type=int, default=64)
-    p_hot.add_argument("--tool", choices=["k6", "wrk"], default="wrk",
-                       help="wrk (default: the lighter generator, wrk2 when installed) or k6")
+    p_hot.add_argument(
+        "--tool",
+        choices=["k6", "wrk"],
+        default="wrk",
+        help="wrk (default: the lighter generator, wrk2 when installed) or k6",
+    )
     p_hot.add_argument("--flamegraphs", action="store_true", help="also profile GET and PUT (cpu, alloc)")
     p_hot.add_argument("--name", default="hotpath")
     p_hot.add_argument("--reports-dir", type=Path, default=runner.tools.ROOT / "reports")
@@ -136,18 +184,40 @@ def main(argv: list[str]) -> int:
         out = runner.run_phases(_config(a, a.phases))
     elif a.command == "saturate":
         cfg = _config(a, [a.scenario])
-        sat = runner.Saturation(scenario=a.scenario, start_rate=a.start_rate, factor=a.factor,
-                                max_rate=a.max_rate, max_steps=a.max_steps, step_duration_s=a.duration,
-                                tolerance=a.tolerance, fill=not a.no_fill)
+        sat = runner.Saturation(
+            scenario=a.scenario,
+            start_rate=a.start_rate,
+            factor=a.factor,
+            max_rate=a.max_rate,
+            max_steps=a.max_steps,
+            step_duration_s=a.duration,
+            tolerance=a.tolerance,
+            fill=not a.no_fill,
+        )
         out = runner.run_saturation(cfg, sat)
     elif a.command == "hotpath":
         from . import hotpath
 
-        out = hotpath.run_hotpath(hotpath.HotpathConfig(
-            jar=a.jar, java_options=a.java_options, port=a.port, data=a.data, keys=a.keys,
-            value_size=a.value_size, get_rate=a.get_rate, put_rate=a.put_rate, duration_s=a.duration,
-            warmup_s=a.warmup, connections=a.connections, tool=a.tool, flamegraphs=a.flamegraphs,
-            name=a.name, reports_dir=a.reports_dir, compare=a.compare))
+        out = hotpath.run_hotpath(
+            hotpath.HotpathConfig(
+                jar=a.jar,
+                java_options=a.java_options,
+                port=a.port,
+                data=a.data,
+                keys=a.keys,
+                value_size=a.value_size,
+                get_rate=a.get_rate,
+                put_rate=a.put_rate,
+                duration_s=a.duration,
+                warmup_s=a.warmup,
+                connections=a.connections,
+                tool=a.tool,
+                flamegraphs=a.flamegraphs,
+                name=a.name,
+                reports_dir=a.reports_dir,
+                compare=a.compare,
+            )
+        )
     else:
         from . import report
 

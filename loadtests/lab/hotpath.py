@@ -80,8 +80,14 @@ class Node:
         self.jar = work / "kvlab-service.jar"
         shutil.copy2(cfg.jar, self.jar)
         self.url = f"http://127.0.0.1:{cfg.port}"
-        self.argv = [_java(cfg), *shlex.split(cfg.java_options), "-jar", str(self.jar),
-                     f"--server.port={cfg.port}", f"--kvlab.storage.dir={data_dir}"]
+        self.argv = [
+            _java(cfg),
+            *shlex.split(cfg.java_options),
+            "-jar",
+            str(self.jar),
+            f"--server.port={cfg.port}",
+            f"--kvlab.storage.dir={data_dir}",
+        ]
         self.log = work / "node.log"
         with open(self.log, "w") as f:
             self.process = subprocess.Popen(self.argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
@@ -149,12 +155,14 @@ def _check(row: dict, rate: int, cfg: HotpathConfig) -> str:
     held = row["achieved"] >= rate * 0.99
     fast = row["p99"] < cfg.slo_p99_ms
     cheap = row["ratio"] <= cfg.max_ratio
-    return (f"{row['label']}: target {_n(rate)}/s {'held' if held else 'NOT held'} "
-            f"(achieved {_n(row['achieved'])}/s); p99 {row['p99']:.2f} ms "
-            f"({'under' if fast else 'NOT under'} {cfg.slo_p99_ms:g} ms); server CPU per request "
-            f"{row['server_us']:.1f} µs = {row['ratio']:.2f}x the no-op route's at the same rate "
-            f"({'within' if cheap else 'OVER'} {cfg.max_ratio:g}x); {row['error_rate'] * 100:.3f}% failed; "
-            f"load generator {row['loadgen_cores']:.2f} cores, other processes {row['others_cores']:.2f} cores")
+    return (
+        f"{row['label']}: target {_n(rate)}/s {'held' if held else 'NOT held'} "
+        f"(achieved {_n(row['achieved'])}/s); p99 {row['p99']:.2f} ms "
+        f"({'under' if fast else 'NOT under'} {cfg.slo_p99_ms:g} ms); server CPU per request "
+        f"{row['server_us']:.1f} µs = {row['ratio']:.2f}x the no-op route's at the same rate "
+        f"({'within' if cheap else 'OVER'} {cfg.max_ratio:g}x); {row['error_rate'] * 100:.3f}% failed; "
+        f"load generator {row['loadgen_cores']:.2f} cores, other processes {row['others_cores']:.2f} cores"
+    )
 
 
 def run_hotpath(cfg: HotpathConfig) -> Path:
@@ -167,11 +175,26 @@ def run_hotpath(cfg: HotpathConfig) -> Path:
     run = None
     try:
         node = Node(cfg, data_dir, work)
-        rc = RunConfig(targets=[node.url], pids=[node.pid], name=cfg.name, keys=cfg.keys,
-                       value_size=cfg.value_size, tool=cfg.tool, vus=cfg.connections, max_vus=cfg.connections,
-                       connections=cfg.connections, threads=2, slo_p99_ms=cfg.slo_p99_ms, events=[],
-                       fill_vus=16, batch=4, reports_dir=cfg.reports_dir, compare=cfg.compare,
-                       phases=["fill", "status", "get", "status", "put"], duration_s=cfg.duration_s)
+        rc = RunConfig(
+            targets=[node.url],
+            pids=[node.pid],
+            name=cfg.name,
+            keys=cfg.keys,
+            value_size=cfg.value_size,
+            tool=cfg.tool,
+            vus=cfg.connections,
+            max_vus=cfg.connections,
+            connections=cfg.connections,
+            threads=2,
+            slo_p99_ms=cfg.slo_p99_ms,
+            events=[],
+            fill_vus=16,
+            batch=4,
+            reports_dir=cfg.reports_dir,
+            compare=cfg.compare,
+            phases=["fill", "status", "get", "status", "put"],
+            duration_s=cfg.duration_s,
+        )
         run = Run(rc, "hotpath", {"hotpath": {k: str(v) if isinstance(v, Path) else v for k, v in vars(cfg).items()}})
         run.doc["invocation"] = run.doc["invocation"] or "loadtests/bench/hotpath.sh"
         if fill_marker.exists() and fill_marker.read_text().strip() == wanted_fill:
@@ -184,8 +207,12 @@ def run_hotpath(cfg: HotpathConfig) -> Path:
             for scenario, rate in (("status", cfg.get_rate), ("get", cfg.get_rate), ("put", cfg.put_rate)):
                 run.phase(rc.spec(scenario, rate, cfg.warmup_s), f"warm-up {scenario}@{rate}", [], warmup=True)
         measured = {}
-        for scenario, rate in (("status", cfg.get_rate), ("get", cfg.get_rate),
-                               ("status", cfg.put_rate), ("put", cfg.put_rate)):
+        for scenario, rate in (
+            ("status", cfg.get_rate),
+            ("get", cfg.get_rate),
+            ("status", cfg.put_rate),
+            ("put", cfg.put_rate),
+        ):
             label = f"{scenario}@{rate}"
             measured[label] = run.phase(rc.spec(scenario, rate, cfg.duration_s), label, [])
         if cfg.flamegraphs:

@@ -66,6 +66,7 @@ class Command:
 
     def text(self) -> str:
         """The command as one could type it from the repository root."""
+
         def short(v: str) -> str:
             return tools.rel(v) if os.path.isabs(v) else v
 
@@ -83,11 +84,19 @@ def commands(spec: LoadSpec, out: Path) -> list[Command]:
     if spec.tool == "k6":
         env = {"TARGETS": ",".join(spec.targets), **common}
         if spec.scenario == "fill":
-            env |= {"FILL_VUS": str(spec.fill_vus), "BATCH": str(spec.batch),
-                    "FILL_MAX_DURATION": f"{spec.duration_s}s"}
+            env |= {
+                "FILL_VUS": str(spec.fill_vus),
+                "BATCH": str(spec.batch),
+                "FILL_MAX_DURATION": f"{spec.duration_s}s",
+            }
         else:
-            env |= {"RATE": str(spec.rate), "DURATION": f"{spec.duration_s}s", "VUS": str(spec.vus),
-                    "MAX_VUS": str(max(spec.max_vus, spec.vus)), "SLO_P99_MS": f"{spec.slo_p99_ms:g}"}
+            env |= {
+                "RATE": str(spec.rate),
+                "DURATION": f"{spec.duration_s}s",
+                "VUS": str(spec.vus),
+                "MAX_VUS": str(max(spec.max_vus, spec.vus)),
+                "SLO_P99_MS": f"{spec.slo_p99_ms:g}",
+            }
         if spec.scenario == "mixed":
             env["READ_SHARE"] = f"{spec.read_share:g}"
         env["SUMMARY_JSON"] = str(out / "k6-summary.json")
@@ -134,8 +143,9 @@ class PhaseRun:
     extra: dict = field(default_factory=dict)
 
 
-def run(spec: LoadSpec, out: Path, node_pids: list[int], label: str,
-        progress_every: float = 5.0, status: callable = None) -> PhaseRun:
+def run(
+    spec: LoadSpec, out: Path, node_pids: list[int], label: str, progress_every: float = 5.0, status: callable = None
+) -> PhaseRun:
     """Runs the phase to its end (bounded: duration plus a grace period), printing progress."""
     out.mkdir(parents=True, exist_ok=True)
     cmds = commands(spec, out)
@@ -146,8 +156,9 @@ def run(spec: LoadSpec, out: Path, node_pids: list[int], label: str,
     running = []
     for c in cmds:
         f = open(c.log, "w")
-        p = subprocess.Popen(c.argv, env=os.environ | c.env, stdout=f, stderr=subprocess.STDOUT,
-                             cwd=tools.ROOT, start_new_session=True)
+        p = subprocess.Popen(
+            c.argv, env=os.environ | c.env, stdout=f, stderr=subprocess.STDOUT, cwd=tools.ROOT, start_new_session=True
+        )
         f.close()
         running.append(Running(c, p, time.monotonic()))
     t0 = time.monotonic()
@@ -181,8 +192,10 @@ def run(spec: LoadSpec, out: Path, node_pids: list[int], label: str,
             shown = f"{now - t0:.0f}/{spec.duration_s} s" if spec.scenario != "fill" else f"{now - t0:.0f} s"
             extra = "".join(f" | {p}" for p in map(_tool_progress, cmds) if p)
             extra += f" | {status()}" if status else ""
-            log(f"{label}: {shown} | node cores {nodes or '-'} | machine busy "
-                f"{d['machine_busy_share'] * 100:.0f}%{extra}")
+            log(
+                f"{label}: {shown} | node cores {nodes or '-'} | machine busy "
+                f"{d['machine_busy_share'] * 100:.0f}%{extra}"
+            )
             last_progress, last_sample = now, current
         time.sleep(0.2)
     after = procstat.sample(node_pids)
@@ -190,21 +203,23 @@ def run(spec: LoadSpec, out: Path, node_pids: list[int], label: str,
 
     cpu = procstat.delta(before, after)
     gen_cpu = sum(r.rusage.ru_utime + r.rusage.ru_stime for r in running if r.rusage)
-    cpu["loadgen"] = {"cpu_s": gen_cpu, "cores": gen_cpu / cpu["wall_s"] if cpu["wall_s"] > 0 else math.nan,
-                      "tool": spec.tool}
+    cpu["loadgen"] = {
+        "cpu_s": gen_cpu,
+        "cores": gen_cpu / cpu["wall_s"] if cpu["wall_s"] > 0 else math.nan,
+        "tool": spec.tool,
+    }
     ours = gen_cpu + sum(v["cpu_s"] for v in cpu["processes"].values() if not math.isnan(v["cpu_s"]))
     cpu["others_cpu_s"] = max(0.0, cpu["machine_busy_s"] - ours)
 
     result = collect(spec, cmds)
     requests = result.get("requests") or 0
-    for pid, v in cpu["processes"].items():
+    for v in cpu["processes"].values():
         v["us_per_request"] = v["cpu_s"] * 1e6 / requests if requests else math.nan
     cpu["loadgen"]["us_per_request"] = gen_cpu * 1e6 / requests if requests else math.nan
     for r in running:
         if r.returncode not in (0, 99):  # k6 exits 99 when a threshold fails: still a result
             log(f"{label}: {tools.rel(r.command.argv[0])} exited with {r.returncode}; see {tools.rel(r.command.log)}")
-    return PhaseRun(result, cpu, [c.text() for c in cmds], [r.returncode for r in running],
-                    started_at, finished_at)
+    return PhaseRun(result, cpu, [c.text() for c in cmds], [r.returncode for r in running], started_at, finished_at)
 
 
 def _tool_progress(cmd: Command) -> str:
@@ -234,7 +249,7 @@ def parse_wrk(spec: LoadSpec, cmd: Command) -> dict:
     lines = [line for line in text.splitlines() if line.startswith(WRK_MARKER)]
     if not lines:
         raise RuntimeError(f"wrk printed no {WRK_MARKER.strip()} line; see {cmd.log}")
-    raw = json.loads(lines[-1][len(WRK_MARKER):])
+    raw = json.loads(lines[-1][len(WRK_MARKER) :])
     raw["target"] = cmd.target
     return raw
 
@@ -260,8 +275,11 @@ def merge_wrk(spec: LoadSpec, parts: list[dict]) -> dict:
     return {
         "tool": "wrk2" if wrk.is_wrk2 else "wrk",
         "tool_version": wrk.version,
-        "model": ("open (wrk2 -R; latency corrected for coordinated omission)" if wrk.is_wrk2 else
-                  "paced closed loop (Debian's wrk + Lua delay(); latency from the send, uncorrected)"),
+        "model": (
+            "open (wrk2 -R; latency corrected for coordinated omission)"
+            if wrk.is_wrk2
+            else "paced closed loop (Debian's wrk + Lua delay(); latency from the send, uncorrected)"
+        ),
         "scenario": spec.scenario,
         "targets": spec.targets,
         "requested_rate": spec.rate,

@@ -13,7 +13,7 @@ def process_cpu_seconds(pid: int) -> float:
     """utime + stime of a process, all its threads, in seconds (fields 14 and 15 of /proc/PID/stat)."""
     with open(f"/proc/{pid}/stat") as f:
         stat = f.read()
-    fields = stat[stat.rindex(")") + 2:].split()
+    fields = stat[stat.rindex(")") + 2 :].split()
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 

@@ -58,7 +58,7 @@ class Profiling:
     _thread: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
 
-    def start(self) -> "Profiling":
+    def start(self) -> Profiling:
         self._thread = threading.Thread(target=self._run, daemon=True)
         self._thread.start()
         return self
@@ -76,9 +76,20 @@ class Profiling:
             self._windows()
         except Exception as e:  # a profiling failure is reported, it does not stop the load
             log(f"profiling stopped: {e!r}")
-            self.records.append({"node": "-", "pid": 0, "target": "", "event": self.current or "-",
-                                 "seconds": 0, "offset_s": 0, "file": None, "ok": False,
-                                 "error": repr(e), "command": ""})
+            self.records.append(
+                {
+                    "node": "-",
+                    "pid": 0,
+                    "target": "",
+                    "event": self.current or "-",
+                    "seconds": 0,
+                    "offset_s": 0,
+                    "file": None,
+                    "ok": False,
+                    "error": repr(e),
+                    "command": "",
+                }
+            )
             self.current = ""
 
     def _windows(self) -> None:
@@ -94,8 +105,15 @@ class Profiling:
                 path = self.out / f"{node.name}-{w.event}.html"
                 argv = [str(tools.PROFILE_SH), str(node.pid), w.event, f"{w.seconds:.1f}", str(path)]
                 logf = open(self.out / f"{node.name}-{w.event}.log", "w")
-                procs.append((node, path, argv, subprocess.Popen(
-                    argv, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True), logf))
+                procs.append(
+                    (
+                        node,
+                        path,
+                        argv,
+                        subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True),
+                        logf,
+                    )
+                )
             for node, path, argv, p, logf in procs:
                 try:
                     rc = p.wait(timeout=w.seconds + 60)
@@ -107,10 +125,18 @@ class Profiling:
                 error = "" if ok else Path(logf.name).read_text(errors="replace").strip()[-500:]
                 if not ok:
                     log(f"profiling {node.name} ({node.pid}) {w.event} failed: {error}")
-                self.records.append({
-                    "node": node.name, "pid": node.pid, "target": node.target, "event": w.event,
-                    "seconds": round(w.seconds, 1), "offset_s": round(w.offset_s, 1),
-                    "file": path.name if ok else None, "ok": ok, "error": error,
-                    "command": " ".join(shlex.quote(tools.rel(a) if os.path.isabs(a) else a) for a in argv),
-                })
+                self.records.append(
+                    {
+                        "node": node.name,
+                        "pid": node.pid,
+                        "target": node.target,
+                        "event": w.event,
+                        "seconds": round(w.seconds, 1),
+                        "offset_s": round(w.offset_s, 1),
+                        "file": path.name if ok else None,
+                        "ok": ok,
+                        "error": error,
+                        "command": " ".join(shlex.quote(tools.rel(a) if os.path.isabs(a) else a) for a in argv),
+                    }
+                )
             self.current = ""

@@ -29,6 +29,7 @@ TEMPLATES = Path(__file__).resolve().parent / "templates"
 
 # ---------------------------------------------------------------------------------------- loading
 
+
 def load_run(run_dir: Path) -> dict:
     doc = json.loads((run_dir / "run.json").read_text())
     env_path = run_dir / "env.json"
@@ -56,9 +57,11 @@ def previous_run(run_dir: Path, given: Path | None) -> Path | None:
                 older.append((d, json.loads((d / "run.json").read_text())))
             except (OSError, ValueError):
                 continue
-    for wanted in (lambda doc: doc.get("name") == this.get("name") and doc.get("kind") == this.get("kind"),
-                   lambda doc: doc.get("kind") == this.get("kind"),
-                   lambda doc: True):
+    for wanted in (
+        lambda doc: doc.get("name") == this.get("name") and doc.get("kind") == this.get("kind"),
+        lambda doc: doc.get("kind") == this.get("kind"),
+        lambda doc: True,
+    ):
         matches = [d for d, doc in older if wanted(doc)]
         if matches:
             return matches[-1]
@@ -66,6 +69,7 @@ def previous_run(run_dir: Path, given: Path | None) -> Path | None:
 
 
 # ------------------------------------------------------------------------------------- formatting
+
 
 def fmt_ms(v) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
@@ -138,8 +142,9 @@ def spectrum_plot(title: str, series: list[tuple[str, list, dict]]) -> bytes:
             bottom = min(bottom, min(y for y in ys if y > 0) if any(y > 0 for y in ys) else math.inf)
     ax.set_xscale("log")
     ax.xaxis.set_major_locator(FixedLocator(PERCENTILE_TICKS))
-    ax.xaxis.set_major_formatter(FuncFormatter(
-        lambda x, _: PERCENTILE_LABELS[PERCENTILE_TICKS.index(x)] if x in PERCENTILE_TICKS else ""))
+    ax.xaxis.set_major_formatter(
+        FuncFormatter(lambda x, _: PERCENTILE_LABELS[PERCENTILE_TICKS.index(x)] if x in PERCENTILE_TICKS else "")
+    )
     ax.xaxis.set_minor_locator(NullLocator())
     ax.set_xlim(1, 100_000)
     # Tails often reach 100x the median: a log latency axis keeps the median readable then.
@@ -178,6 +183,7 @@ def saturation_plot(steps: list[dict], slo_ms: float) -> bytes:
 
 # ------------------------------------------------------------------------------------------ views
 
+
 def _series(result: dict) -> list[tuple[str, dict]]:
     return [(name, s) for name, s in result.get("latency", {}).items() if s]
 
@@ -189,8 +195,14 @@ def phase_view(run: dict, phase: dict, prev: dict | None) -> dict:
     nodes = []
     names = {n["pid"]: n["name"] for n in run.get("nodes", [])}
     for pid, v in cpu.get("processes", {}).items():
-        nodes.append({"name": names.get(int(pid), str(pid)), "pid": pid, "cores": v.get("cores"),
-                      "us_per_request": v.get("us_per_request")})
+        nodes.append(
+            {
+                "name": names.get(int(pid), str(pid)),
+                "pid": pid,
+                "cores": v.get("cores"),
+                "us_per_request": v.get("us_per_request"),
+            }
+        )
     failed_thresholds = [k for k, ok in r.get("thresholds", {}).items() if not ok]
     profiles = []
     for p in phase.get("profiles", []):
@@ -234,9 +246,13 @@ def comparison_rows(run: dict, prev_run: dict) -> list[dict]:
             if name not in old_s:
                 continue
             row = {"phase": phase["label"], "series": name, "cells": []}
-            pairs = [("achieved req/s", phase["result"].get("achieved_rate"), old["result"].get("achieved_rate"), fmt_rate)]
+            pairs = [
+                ("achieved req/s", phase["result"].get("achieved_rate"), old["result"].get("achieved_rate"), fmt_rate)
+            ]
             for key in ("p50", "p99", "p99.9", "p100"):
-                pairs.append((f"{key} ms", new_s[name]["percentiles"].get(key), old_s[name]["percentiles"].get(key), fmt_ms))
+                pairs.append(
+                    (f"{key} ms", new_s[name]["percentiles"].get(key), old_s[name]["percentiles"].get(key), fmt_ms)
+                )
             for title, a, b, f in pairs:
                 row["cells"].append({"title": title, "this": f(a), "prev": f(b), "delta": fmt_delta(a, b)})
             rows.append(row)
@@ -249,9 +265,11 @@ def findings(run: dict, views: list[dict]) -> list[str]:
     slo = run["config"].get("slo_p99_ms")
     wrk = run["env"].get("wrk", {})
     if any(v["tool"] == "wrk" for v in views):
-        out.append("Load came from Debian's wrk, not wrk2 (none is installed): it is paced by a Lua "
-                   "delay() hook and measures latency from the send, so the tail is not corrected for "
-                   "coordinated omission; k6 phases are open-model.")
+        out.append(
+            "Load came from Debian's wrk, not wrk2 (none is installed): it is paced by a Lua "
+            "delay() hook and measures latency from the send, so the tail is not corrected for "
+            "coordinated omission; k6 phases are open-model."
+        )
     elif wrk and not wrk.get("is_wrk2"):
         out.append("wrk2 is not installed here; every phase used k6 (open model, constant-arrival-rate).")
     warmups = [v["label"] for v in views if v["warmup"]]
@@ -277,17 +295,22 @@ def findings(run: dict, views: list[dict]) -> list[str]:
         if v["nodes"]:
             text += f"; the nodes used {node_cores:.2f} cores, the load generator {fmt_num(v['loadgen'].get('cores'))}"
         if v["others_cores"] and v["others_cores"] > 0.2:
-            text += (f"; other processes on the machine used {v['others_cores']:.2f} cores meanwhile, "
-                     "which disturbs the measurement")
+            text += (
+                f"; other processes on the machine used {v['others_cores']:.2f} cores meanwhile, "
+                "which disturbs the measurement"
+            )
         out.append(text + ".")
     sat = run.get("saturation")
     if sat:
-        out.append(f"saturation: the highest rate that met every condition was "
-                   f"{fmt_rate(sat.get('max_sustainable_rate'))}/s; the search stopped {sat.get('stop_reason')}.")
+        out.append(
+            f"saturation: the highest rate that met every condition was "
+            f"{fmt_rate(sat.get('max_sustainable_rate'))}/s; the search stopped {sat.get('stop_reason')}."
+        )
     return out
 
 
 # ----------------------------------------------------------------------------------------- render
+
 
 def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
     run_dir = Path(run_dir)
@@ -311,13 +334,20 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
             series.append((f"{name}", s["spectrum"], {"color": colors[j % len(colors)], "linewidth": 1.6}))
         if prev:
             for j, (name, s) in enumerate(_series(prev["result"])):
-                series.append((f"{name}, previous run", s["spectrum"],
-                               {"color": colors[j % len(colors)], "linestyle": "--", "linewidth": 1.0, "alpha": 0.7}))
+                series.append(
+                    (
+                        f"{name}, previous run",
+                        s["spectrum"],
+                        {"color": colors[j % len(colors)], "linestyle": "--", "linewidth": 1.0, "alpha": 0.7},
+                    )
+                )
         if phase["scenario"] != "fill" and not phase.get("warmup"):
             all_series = dict(_series(phase["result"]))
             first = all_series.get("all") or next(iter(all_series.values()), None)
             if first:
-                overview.append((phase["label"], first["spectrum"], {"color": colors[i % len(colors)], "linewidth": 1.4}))
+                overview.append(
+                    (phase["label"], first["spectrum"], {"color": colors[i % len(colors)], "linewidth": 1.4})
+                )
         name = f"spectrum-{phase['dir'].split('/')[-1]}.png"
         images[name] = spectrum_plot(f"{phase['label']}: percentile spectrum", series)
         view["plot"] = name
@@ -327,7 +357,9 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
 
     sat = run.get("saturation")
     if sat and sat.get("steps"):
-        images["saturation.png"] = saturation_plot(sat["steps"], sat.get("slo_p99_ms", run["config"].get("slo_p99_ms", 10)))
+        images["saturation.png"] = saturation_plot(
+            sat["steps"], sat.get("slo_p99_ms", run["config"].get("slo_p99_ms", 10))
+        )
 
     for name, data in images.items():
         (plots_dir / name).write_bytes(data)
@@ -351,7 +383,9 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "saturation": sat,
         "hotpath": run.get("hotpath"),
         "prev_run": prev_run,
-        "prev_rel": (Path("..") / prev_dir.name) if prev_dir and prev_dir.parent.resolve() == run_dir.parent.resolve() else prev_dir,
+        "prev_rel": (Path("..") / prev_dir.name)
+        if prev_dir and prev_dir.parent.resolve() == run_dir.parent.resolve()
+        else prev_dir,
         "comparison": comparison_rows(run, prev_run) if prev_run else [],
         "findings": findings(run, views),
         "conclusion": conclusion,
@@ -359,19 +393,29 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "all_commands": all_commands,
         "report_command": f"make lab-report RUN={tools.rel(run_dir)}",
     }
-    env = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                             trim_blocks=True, lstrip_blocks=True, keep_trailing_newline=True)
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
     env.filters |= {"ms": fmt_ms, "rate": fmt_rate, "num": fmt_num, "pct": fmt_pct}
     md = env.get_template("report.md.j2").render(ctx)
-    env_html = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), undefined=jinja2.StrictUndefined,
-                                  autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env_html = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(TEMPLATES),
+        undefined=jinja2.StrictUndefined,
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     env_html.filters |= env.filters
     page = env_html.get_template("report.html.j2").render(ctx)
     md_path, html_path = run_dir / "report.md", run_dir / "report.html"
     md_path.write_text(md)
     html_path.write_text(page)
-    print(f"wrote {tools.rel(md_path)} and {tools.rel(html_path)}"
-          + (f" (compared with {tools.rel(prev_dir)})" if prev_dir else " (no previous report to compare with)"))
+    print(
+        f"wrote {tools.rel(md_path)} and {tools.rel(html_path)}"
+        + (f" (compared with {tools.rel(prev_dir)})" if prev_dir else " (no previous report to compare with)")
+    )
     return md_path, html_path
-
-

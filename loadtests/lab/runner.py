@@ -49,17 +49,38 @@ class RunConfig:
 
     def spec(self, scenario: str, rate: int | None = None, duration_s: int | None = None) -> LoadSpec:
         if scenario == "fill":
-            return LoadSpec("fill", self.targets, None, self.fill_timeout_s, keys=self.keys,
-                            value_size=self.value_size, replicas=self.replicas, tool="k6",
-                            fill_vus=self.fill_vus, batch=self.batch)
+            return LoadSpec(
+                "fill",
+                self.targets,
+                None,
+                self.fill_timeout_s,
+                keys=self.keys,
+                value_size=self.value_size,
+                replicas=self.replicas,
+                tool="k6",
+                fill_vus=self.fill_vus,
+                batch=self.batch,
+            )
         default_rate = self.range_rate if scenario == "range" else self.rate
         # wrk has no mixed script (a wrk process sends one kind of request): mixed runs on k6.
         tool = "k6" if scenario == "mixed" else self.tool
-        return LoadSpec(scenario, self.targets, rate or default_rate, duration_s or self.duration_s,
-                        keys=self.keys, value_size=self.value_size, replicas=self.replicas,
-                        read_share=self.read_share, range_size=self.range_size, tool=tool,
-                        vus=self.vus, max_vus=self.max_vus, connections=self.connections,
-                        threads=self.threads, slo_p99_ms=self.slo_p99_ms)
+        return LoadSpec(
+            scenario,
+            self.targets,
+            rate or default_rate,
+            duration_s or self.duration_s,
+            keys=self.keys,
+            value_size=self.value_size,
+            replicas=self.replicas,
+            read_share=self.read_share,
+            range_size=self.range_size,
+            tool=tool,
+            vus=self.vus,
+            max_vus=self.max_vus,
+            connections=self.connections,
+            threads=self.threads,
+            slo_p99_ms=self.slo_p99_ms,
+        )
 
 
 def slug(text: str) -> str:
@@ -116,8 +137,10 @@ class Run:
         log(f"run directory {tools.rel(self.dir)}")
         load1 = os.getloadavg()[0]
         if load1 > (os.cpu_count() or 1):
-            log(f"warning: the machine is busy before the run (load average {load1:.1f} on "
-                f"{os.cpu_count()} cores); latency and CPU figures will carry that noise")
+            log(
+                f"warning: the machine is busy before the run (load average {load1:.1f} on "
+                f"{os.cpu_count()} cores); latency and CPU figures will carry that noise"
+            )
         (self.dir / "env.json").write_text(json.dumps(envinfo.collect(cfg.pids, cfg.tool), indent=1))
         self.save()
 
@@ -133,10 +156,12 @@ class Run:
         if windows and self.nodes:
             (out / "profiles").mkdir(parents=True, exist_ok=True)
             prof = profiling.Profiling(self.nodes, windows, out / "profiles").start()
-        log(f"phase {label}: {spec.scenario} at "
+        log(
+            f"phase {label}: {spec.scenario} at "
             f"{'full speed' if spec.rate is None else f'{spec.rate}/s'} for "
             f"{'at most ' if spec.rate is None else ''}{spec.duration_s} s"
-            + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if prof else ""))
+            + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if prof else "")
+        )
         pr = load.run(spec, out, self.cfg.pids, label, status=prof.status if prof else None)
         if prof:
             prof.join(timeout=90)
@@ -159,9 +184,11 @@ class Run:
         self.save()
         r = pr.result
         p99 = worst(r, "p99")
-        log(f"phase {label}: achieved {r['achieved_rate']:.0f}/s"
+        log(
+            f"phase {label}: achieved {r['achieved_rate']:.0f}/s"
             + (f" of {r['requested_rate']}/s" if r.get("requested_rate") else "")
-            + f", p99 {p99:.2f} ms, failed {r.get('error_rate', 0) * 100:.2f}%")
+            + f", p99 {p99:.2f} ms, failed {r.get('error_rate', 0) * 100:.2f}%"
+        )
         for n in self.nodes:
             if not Path(f"/proc/{n.pid}").exists():
                 raise SystemExit(f"node {n.name} (pid {n.pid}) is gone after phase {label}")
@@ -233,8 +260,13 @@ def run_saturation(cfg: RunConfig, sat: Saturation) -> Path:
         behind = r["achieved_rate"] < rate * (1 - sat.tolerance)
         failing = r.get("error_rate", 0) > cfg.max_error_rate
         slow = not (p99 <= cfg.slo_p99_ms)
-        step = {"rate": rate, "achieved_rate": r["achieved_rate"], "p99_ms": p99,
-                "error_rate": r.get("error_rate", 0), "ok": not (behind or failing or slow)}
+        step = {
+            "rate": rate,
+            "achieved_rate": r["achieved_rate"],
+            "p99_ms": p99,
+            "error_rate": r.get("error_rate", 0),
+            "ok": not (behind or failing or slow),
+        }
         steps.append(step)
         run.doc["saturation"] = {**asdict(sat), "slo_p99_ms": cfg.slo_p99_ms, "steps": steps}
         run.save()
@@ -251,7 +283,12 @@ def run_saturation(cfg: RunConfig, sat: Saturation) -> Path:
         nxt = int(round(rate * sat.factor))
         rate = nxt if nxt > rate else rate + 1
     passed = [s["rate"] for s in steps if s["ok"]]
-    run.doc["saturation"] = {**asdict(sat), "slo_p99_ms": cfg.slo_p99_ms, "steps": steps,
-                             "max_sustainable_rate": max(passed) if passed else None, "stop_reason": reason}
+    run.doc["saturation"] = {
+        **asdict(sat),
+        "slo_p99_ms": cfg.slo_p99_ms,
+        "steps": steps,
+        "max_sustainable_rate": max(passed) if passed else None,
+        "stop_reason": reason,
+    }
     log(f"saturation: max sustainable rate {run.doc['saturation']['max_sustainable_rate']}/s; stopped {reason}")
     return run.finish()

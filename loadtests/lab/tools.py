@@ -56,9 +56,11 @@ class Wrk:
     def label(self) -> str:
         if self.is_wrk2:
             return f"wrk2 ({self.path})"
-        return (f"Debian's wrk, not wrk2 ({self.path}): a closed-loop tool; the lab paces it with a "
-                "Lua delay() hook, and its latency is measured from the send, not corrected for "
-                "coordinated omission")
+        return (
+            f"Debian's wrk, not wrk2 ({self.path}): a closed-loop tool; the lab paces it with a "
+            "Lua delay() hook, and its latency is measured from the send, not corrected for "
+            "coordinated omission"
+        )
 
 
 @functools.cache
@@ -101,9 +103,12 @@ def jattach() -> str:
 
 @functools.cache
 def profiler_lib() -> Path:
-    lib = Path(os.environ.get(
-        "ASYNC_PROFILER_LIB",
-        TOOLS / "async-profiler" / PINS["ASYNC_PROFILER_VERSION"] / "lib" / "libasyncProfiler.so"))
+    lib = Path(
+        os.environ.get(
+            "ASYNC_PROFILER_LIB",
+            TOOLS / "async-profiler" / PINS["ASYNC_PROFILER_VERSION"] / "lib" / "libasyncProfiler.so",
+        )
+    )
     if not lib.exists():
         raise SystemExit(f"no async-profiler library at {lib}: run {rel(INSTALL)}")
     return lib

@@ -15,33 +15,80 @@ from lab.__main__ import _duration
 
 def spectrum(scale: float) -> list[list[float]]:
     ps = [0.0, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999, 0.99999, 1.0]
-    return [[p, scale * (1 + 10 * p ** 8)] for p in ps]
+    return [[p, scale * (1 + 10 * p**8)] for p in ps]
 
 
 def latency(scale: float) -> dict:
     spec = spectrum(scale)
-    table = {"p50": spec[1][1], "p75": spec[2][1], "p90": spec[3][1], "p99": spec[4][1],
-             "p99.9": spec[5][1], "p99.99": spec[6][1], "p99.999": spec[7][1], "p100": spec[8][1]}
-    return {"unit": "ms", "min": spec[0][1], "mean": scale * 2, "max": spec[-1][1], "percentiles": table,
-            "spectrum": spec}
+    table = {
+        "p50": spec[1][1],
+        "p75": spec[2][1],
+        "p90": spec[3][1],
+        "p99": spec[4][1],
+        "p99.9": spec[5][1],
+        "p99.99": spec[6][1],
+        "p99.999": spec[7][1],
+        "p100": spec[8][1],
+    }
+    return {
+        "unit": "ms",
+        "min": spec[0][1],
+        "mean": scale * 2,
+        "max": spec[-1][1],
+        "percentiles": table,
+        "spectrum": spec,
+    }
 
 
 def phase(label: str, scale: float, rate: int, profiles: bool) -> dict:
     result = {
-        "tool": "k6", "model": "open (constant-arrival-rate)", "scenario": label, "targets": ["http://127.0.0.1:8080"],
-        "requested_rate": rate, "duration_s": 10, "requests": rate * 10, "achieved_rate": rate * 0.995,
-        "dropped_iterations": 3, "error_rate": 0.001, "status_counts": {"200": rate * 10 - 10, "503": 10},
-        "latency": {"all": latency(scale)}, "thresholds": {"http_req_duration": scale < 5},
+        "tool": "k6",
+        "model": "open (constant-arrival-rate)",
+        "scenario": label,
+        "targets": ["http://127.0.0.1:8080"],
+        "requested_rate": rate,
+        "duration_s": 10,
+        "requests": rate * 10,
+        "achieved_rate": rate * 0.995,
+        "dropped_iterations": 3,
+        "error_rate": 0.001,
+        "status_counts": {"200": rate * 10 - 10, "503": 10},
+        "latency": {"all": latency(scale)},
+        "thresholds": {"http_req_duration": scale < 5},
     }
     return {
-        "label": label, "scenario": label, "dir": f"phases/01-{label}", "commands": [f"k6 run {label}.js"],
-        "exit_codes": [0], "started": "", "finished": "",
-        "cpu": {"wall_s": 10, "processes": {"123": {"cpu_s": 5, "cores": 0.5, "us_per_request": 50.0}},
-                "loadgen": {"cpu_s": 3, "cores": 0.3, "us_per_request": 30.0, "tool": "k6"},
-                "machine_busy_s": 9, "machine_busy_share": 0.45, "cores": 2, "others_cpu_s": 1},
-        "profiles": [{"node": "n0", "pid": 123, "target": "", "event": "cpu", "seconds": 4, "offset_s": 1,
-                      "file": "n0-cpu.html", "ok": True, "error": "", "command": "profile.sh 123 cpu 4 x.html"}]
-        if profiles else [],
+        "label": label,
+        "scenario": label,
+        "dir": f"phases/01-{label}",
+        "commands": [f"k6 run {label}.js"],
+        "exit_codes": [0],
+        "started": "",
+        "finished": "",
+        "cpu": {
+            "wall_s": 10,
+            "processes": {"123": {"cpu_s": 5, "cores": 0.5, "us_per_request": 50.0}},
+            "loadgen": {"cpu_s": 3, "cores": 0.3, "us_per_request": 30.0, "tool": "k6"},
+            "machine_busy_s": 9,
+            "machine_busy_share": 0.45,
+            "cores": 2,
+            "others_cpu_s": 1,
+        },
+        "profiles": [
+            {
+                "node": "n0",
+                "pid": 123,
+                "target": "",
+                "event": "cpu",
+                "seconds": 4,
+                "offset_s": 1,
+                "file": "n0-cpu.html",
+                "ok": True,
+                "error": "",
+                "command": "profile.sh 123 cpu 4 x.html",
+            }
+        ]
+        if profiles
+        else [],
         "result": result,
     }
 
@@ -49,26 +96,59 @@ def phase(label: str, scale: float, rate: int, profiles: bool) -> dict:
 def write_run(root: Path, name: str, scale: float, saturation: bool = False) -> Path:
     d = root / name
     d.mkdir(parents=True)
-    doc = {"name": "test", "kind": "saturation" if saturation else "phases", "started": name,
-           "finished": name, "invocation": "make lab-local",
-           "config": {"targets": ["http://127.0.0.1:8080"], "keys": 1000, "value_size": 1024, "replicas": "",
-                      "slo_p99_ms": 10},
-           "nodes": [{"name": "n0", "pid": 123, "target": "http://127.0.0.1:8080"}],
-           "phases": [phase("put", scale, 1000, True), phase("get", scale * 2, 2000, False)]}
+    doc = {
+        "name": "test",
+        "kind": "saturation" if saturation else "phases",
+        "started": name,
+        "finished": name,
+        "invocation": "make lab-local",
+        "config": {
+            "targets": ["http://127.0.0.1:8080"],
+            "keys": 1000,
+            "value_size": 1024,
+            "replicas": "",
+            "slo_p99_ms": 10,
+        },
+        "nodes": [{"name": "n0", "pid": 123, "target": "http://127.0.0.1:8080"}],
+        "phases": [phase("put", scale, 1000, True), phase("get", scale * 2, 2000, False)],
+    }
     if saturation:
-        doc["saturation"] = {"scenario": "get", "start_rate": 1000, "factor": 1.5, "step_duration_s": 10,
-                             "tolerance": 0.02, "slo_p99_ms": 10, "max_sustainable_rate": 1500,
-                             "stop_reason": "at 2250/s: p99 12 ms > SLO 10 ms",
-                             "steps": [{"rate": 1000, "achieved_rate": 1000, "p99_ms": 3, "error_rate": 0, "ok": True},
-                                       {"rate": 1500, "achieved_rate": 1499, "p99_ms": 6, "error_rate": 0, "ok": True},
-                                       {"rate": 2250, "achieved_rate": 2200, "p99_ms": 12, "error_rate": 0, "ok": False}]}
+        doc["saturation"] = {
+            "scenario": "get",
+            "start_rate": 1000,
+            "factor": 1.5,
+            "step_duration_s": 10,
+            "tolerance": 0.02,
+            "slo_p99_ms": 10,
+            "max_sustainable_rate": 1500,
+            "stop_reason": "at 2250/s: p99 12 ms > SLO 10 ms",
+            "steps": [
+                {"rate": 1000, "achieved_rate": 1000, "p99_ms": 3, "error_rate": 0, "ok": True},
+                {"rate": 1500, "achieved_rate": 1499, "p99_ms": 6, "error_rate": 0, "ok": True},
+                {"rate": 2250, "achieved_rate": 2200, "p99_ms": 12, "error_rate": 0, "ok": False},
+            ],
+        }
     (d / "run.json").write_text(json.dumps(doc))
-    (d / "env.json").write_text(json.dumps({
-        "cores": 2, "cpu_model": "test cpu", "memory_gib": 24, "os": "Debian", "kernel": "6", "load_average": "0",
-        "python": "3.11", "git": {"commit": "abcdef0123456789", "dirty": False},
-        "jvms": [{"pid": 123, "version": "openjdk 25", "command_line": "java -jar kvlab.jar"}],
-        "load_tool": "k6", "k6": "k6 v1.8.1", "async_profiler": "4.6", "jattach": "jattach 2.1",
-        "wrk": {"path": "/usr/bin/wrk", "is_wrk2": False, "version": "wrk 4.1.0", "label": "Debian's wrk"}}))
+    (d / "env.json").write_text(
+        json.dumps(
+            {
+                "cores": 2,
+                "cpu_model": "test cpu",
+                "memory_gib": 24,
+                "os": "Debian",
+                "kernel": "6",
+                "load_average": "0",
+                "python": "3.11",
+                "git": {"commit": "abcdef0123456789", "dirty": False},
+                "jvms": [{"pid": 123, "version": "openjdk 25", "command_line": "java -jar kvlab.jar"}],
+                "load_tool": "k6",
+                "k6": "k6 v1.8.1",
+                "async_profiler": "4.6",
+                "jattach": "jattach 2.1",
+                "wrk": {"path": "/usr/bin/wrk", "is_wrk2": False, "version": "wrk 4.1.0", "label": "Debian's wrk"},
+            }
+        )
+    )
     return d
 
 
@@ -81,10 +161,20 @@ class ReportTest(unittest.TestCase):
             (this / "conclusion.md").write_text("GET got slower.\n\nSecond paragraph.")
             md_path, html_path = report.generate(this)
             md, page = md_path.read_text(), html_path.read_text()
-            for part in ("## Findings", "## Conclusion", "GET got slower.", "## Environment", "## Commands",
-                         "k6 run put.js", "| latency, ms | 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |",
-                         "plots/spectrum-01-put.png", "phases/01-put/profiles/n0-cpu.html",
-                         "## Comparison with the previous report", "20260101-000000-test", "+100.0%"):
+            for part in (
+                "## Findings",
+                "## Conclusion",
+                "GET got slower.",
+                "## Environment",
+                "## Commands",
+                "k6 run put.js",
+                "| latency, ms | 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |",
+                "plots/spectrum-01-put.png",
+                "phases/01-put/profiles/n0-cpu.html",
+                "## Comparison with the previous report",
+                "20260101-000000-test",
+                "+100.0%",
+            ):
                 self.assertIn(part, md)
             self.assertIn("data:image/png;base64,", page)
             self.assertIn('href="phases/01-put/profiles/n0-cpu.html"', page)
@@ -100,19 +190,38 @@ class ReportTest(unittest.TestCase):
             self.assertIn("No previous report", md)
             self.assertTrue((d / "plots" / "saturation.png").exists())
 
-
     def test_hotpath_section(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = write_run(Path(tmp), "20260101-000000-hot", 1.0)
             doc = json.loads((d / "run.json").read_text())
             doc["kind"] = "hotpath"
-            row = {"label": "get@25000", "requested": 25000, "achieved": 24900.0, "p99": 3.2, "server_cores": 1.1,
-                   "server_us": 44.0, "ratio": 1.2, "ratio_text": "1.20x", "loadgen_cores": 0.6,
-                   "others_cores": 0.1, "error_rate": 0.0}
-            doc["hotpath"] = {"java_options": "-Xmx256m", "keys": 1000000, "value_size": 1024, "connections": 64,
-                              "tool": "wrk", "rows": [row], "checks": ["get@25000: target held"],
-                              "node_command": "java -jar kvlab.jar", "jar": "kvlab.jar (sha256 0)", "idle_cores": 0.01, "settle_s": 3,
-                              "settled": True}
+            row = {
+                "label": "get@25000",
+                "requested": 25000,
+                "achieved": 24900.0,
+                "p99": 3.2,
+                "server_cores": 1.1,
+                "server_us": 44.0,
+                "ratio": 1.2,
+                "ratio_text": "1.20x",
+                "loadgen_cores": 0.6,
+                "others_cores": 0.1,
+                "error_rate": 0.0,
+            }
+            doc["hotpath"] = {
+                "java_options": "-Xmx256m",
+                "keys": 1000000,
+                "value_size": 1024,
+                "connections": 64,
+                "tool": "wrk",
+                "rows": [row],
+                "checks": ["get@25000: target held"],
+                "node_command": "java -jar kvlab.jar",
+                "jar": "kvlab.jar (sha256 0)",
+                "idle_cores": 0.01,
+                "settle_s": 3,
+                "settled": True,
+            }
             (d / "run.json").write_text(json.dumps(doc))
             md = report.generate(d)[0].read_text()
             self.assertIn("## Hot path", md)
