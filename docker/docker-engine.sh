@@ -55,14 +55,20 @@ if ! command -v dockerd >/dev/null 2>&1; then
   say "installing docker.io with apt"
   export DEBIAN_FRONTEND=noninteractive
   as_root apt-get update -qq
-  as_root apt-get install -y -qq --no-install-recommends docker.io >/dev/null
+  packages=(docker.io)
+  # Debian bookworm's docker.io carries the client; from trixie on it is the docker-cli package.
+  if ! command -v docker >/dev/null 2>&1 && apt-cache show docker-cli >/dev/null 2>&1; then
+    packages+=(docker-cli)
+  fi
+  as_root apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null
 fi
-command -v docker >/dev/null 2>&1 || die "dockerd is installed but there is no docker client on PATH (Debian's docker.io has one: /usr/bin/docker)"
+command -v docker >/dev/null 2>&1 || die "dockerd is installed but there is no docker client on PATH (Debian: apt-get install docker-cli, or docker.io on bookworm)"
 
+dockerd_pid=
 if [ -z "${DOCKER_HOST:-}" ] && ! pgrep -x dockerd >/dev/null 2>&1; then
   say "starting dockerd (log: $LOG)"
   # setsid: the engine outlives this script and the make or CI step that ran it.
-  as_root sh -c "mkdir -p \"\$(dirname '$LOG')\" && setsid dockerd >>'$LOG' 2>&1 </dev/null &"
+  dockerd_pid=$(as_root sh -c "mkdir -p \"\$(dirname '$LOG')\" && setsid dockerd >>'$LOG' 2>&1 </dev/null & echo \$!")
 fi
 
 for ((waited = 0; waited < WAIT_SECONDS; waited++)); do
@@ -71,10 +77,14 @@ for ((waited = 0; waited < WAIT_SECONDS; waited++)); do
     say "engine up: Docker $(docker version --format '{{.Server.Version}}, API {{.Server.APIVersion}}')"
     exit 0
   fi
+  if [ -n "$dockerd_pid" ] && [ ! -d "/proc/$dockerd_pid" ]; then
+    say "dockerd exited at start"
+    break
+  fi
   sleep 1
 done
 
-say "no answer from the Docker engine after ${WAIT_SECONDS}s${DOCKER_HOST:+ at DOCKER_HOST=$DOCKER_HOST}"
+say "no answer from the Docker engine after ${waited}s${DOCKER_HOST:+ at DOCKER_HOST=$DOCKER_HOST}"
 if [ -r "$LOG" ]; then
   say "last lines of $LOG:"
   tail -n 20 "$LOG" >&2
