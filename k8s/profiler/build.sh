@@ -21,7 +21,7 @@ die() { say "$*"; exit 1; }
 
 version=$(sed -n 's/^ARG ASYNC_PROFILER_VERSION=//p' "$DOCKERFILE" | head -n 1)
 sha256=$(sed -n 's/^ARG ASYNC_PROFILER_SHA256=//p' "$DOCKERFILE" | head -n 1)
-[ -n "$version" ] && [ -n "$sha256" ] || die "no ASYNC_PROFILER_VERSION/ASYNC_PROFILER_SHA256 in $DOCKERFILE"
+{ [ -n "$version" ] && [ -n "$sha256" ]; } || die "no ASYNC_PROFILER_VERSION/ASYNC_PROFILER_SHA256 in $DOCKERFILE"
 jar_name=async-profiler-$version.jar
 jar=$CACHE_DIR/$jar_name
 

@@ -53,6 +53,19 @@ app.kubernetes.io/part-of: kvlab
 {{- end }}
 
 {{/*
+Labels of the helm test pod: not the selector labels, so that no Service, PodDisruptionBudget or
+NetworkPolicy of the release counts it as a node.
+*/}}
+{{- define "kvlab.testLabels" -}}
+helm.sh/chart: {{ include "kvlab.chart" . }}
+app.kubernetes.io/name: {{ include "kvlab.name" . }}-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kvlab
+app.kubernetes.io/component: test
+{{- end }}
+
+{{/*
 Selector labels: the pods of this release.
 */}}
 {{- define "kvlab.selectorLabels" -}}

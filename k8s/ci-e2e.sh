@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# CI: the chart's end-to-end tests on a real Kubernetes that comes up offline (k8s-local).
+#   k8s/ci-e2e.sh
+# Brings k8s-local up, runs `make k8s-test` against it (chart lint, both images built and loaded with
+# k8s-local load-image, the scenarios of k8s/e2e/run.sh), and brings it down again on any exit.
+# A cluster that was already up when it started is left up.
+#
+# Environment: K8S_LOCAL (default ../shared/k8s-local/k8s-local, next to this repository).
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+K8S_LOCAL=${K8S_LOCAL:-$(cd .. && pwd)/shared/k8s-local/k8s-local}
+[ -x "$K8S_LOCAL" ] || { echo "[ci-e2e] no k8s-local at $K8S_LOCAL (set K8S_LOCAL)" >&2; exit 1; }
+
+log() { printf '[ci-e2e %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+now() { date +%s; }
+
+was_up=0
+if "$K8S_LOCAL" status >/dev/null 2>&1; then
+  was_up=1
+  log "k8s-local is already up: using it, and leaving it up"
+fi
+# shellcheck disable=SC2317 # run by the EXIT trap
+down() {
+  local rc=$? t
+  if [ "$was_up" = 0 ]; then
+    t=$(now)
+    log "k8s-local down"
+    "$K8S_LOCAL" down || log "k8s-local down failed"
+    log "k8s-local down took $(($(now) - t))s"
+  fi
+  exit "$rc"
+}
+trap down EXIT
+trap 'exit 130' INT TERM
+
+t=$(now)
+log "k8s-local up"
+eval "$("$K8S_LOCAL" up)"
+log "k8s-local up took $(($(now) - t))s; $(kubectl version 2>/dev/null | tail -n 1)"
+
+t=$(now)
+log "make k8s-test IMAGE_LOADER=\"$K8S_LOCAL load-image\""
+rc=0
+make k8s-test IMAGE_LOADER="$K8S_LOCAL load-image" || rc=$?
+log "make k8s-test took $(($(now) - t))s and exited $rc"
+exit "$rc"

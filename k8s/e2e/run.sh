@@ -1,0 +1,267 @@
+#!/usr/bin/env bash
+# End-to-end tests of the kvlab chart on a real cluster: whatever KUBECONFIG points at, with the
+# images already loaded (`make k8s-test` builds and loads them with IMAGE_LOADER first).
+#
+#   k8s/e2e/run.sh
+#
+# Every run works in a namespace of its own (kvlab-e2e-<time>-<random>), which is deleted at the end,
+# passed or failed, volumes included. Each scenario prints PASS or FAIL with its number; the run
+# ends with a count and exits non-zero when any failed.
+#
+# Environment: KVLAB_IMAGE (kvlab/service:0.1.0), PROFILER_IMAGE (kvlab/profiler:0.1.0), KUBECTL,
+# HELM, E2E_KEEP_NAMESPACE=1 (leave the namespace for a look after a failure).
+set -uo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+CHART=$ROOT/helm/kvlab
+KVLAB_IMAGE=${KVLAB_IMAGE:-kvlab/service:0.1.0}
+PROFILER_IMAGE=${PROFILER_IMAGE:-kvlab/profiler:0.1.0}
+KUBECTL=${KUBECTL:-kubectl}
+HELM=${HELM:-helm}
+RELEASE=kvlab
+NS=kvlab-e2e-$(date +%H%M%S)-$((RANDOM % 1000))
+WORK=$(mktemp -d)
+# A value per run, so nothing a scenario reads can come from an earlier run.
+RUN_ID=$NS
+
+# shellcheck source=k8s/e2e/lib.sh
+. "$HERE/lib.sh"
+
+IMAGE_VALUES=(
+  --set "image.repository=${KVLAB_IMAGE%:*}" --set "image.tag=${KVLAB_IMAGE##*:}"
+  --set "profiler.image.repository=${PROFILER_IMAGE%:*}" --set "profiler.image.tag=${PROFILER_IMAGE##*:}"
+)
+
+cleanup() {
+  local rc=$?
+  local started
+  started=$(date +%s)
+  if [ "${E2E_KEEP_NAMESPACE:-0}" = 1 ]; then
+    log "keeping namespace $NS (E2E_KEEP_NAMESPACE=1); remove it with: $KUBECTL delete namespace $NS"
+  else
+    log "cleanup: deleting namespace $NS and its volumes"
+    "$KUBECTL" delete namespace "$NS" --ignore-not-found --wait=true --timeout=180s >/dev/null 2>&1 ||
+      log "cleanup: namespace $NS is not gone after 180s"
+    # local-path-provisioner (and kind's) delete the volumes of deleted claims in the background.
+    local deadline=$(($(date +%s) + 120))
+    while grep -qx "$NS" <<<"$("$KUBECTL" get pv -o jsonpath='{range .items[*]}{.spec.claimRef.namespace}{"\n"}{end}' 2>/dev/null)"; do
+      [ "$(date +%s)" -lt "$deadline" ] || { log "cleanup: volumes of $NS are still there after 120s"; break; }
+      sleep 2
+    done
+    log "cleanup: done in $(($(date +%s) - started))s"
+  fi
+  rm -rf "$WORK"
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---------------------------------------------------------------------------------------------
+# The scenarios, in the order they run; each leaves the release as the next one expects it.
+
+install_three_replicas() {
+  "$HELM" install "$RELEASE" "$CHART" --namespace "$NS" "${IMAGE_VALUES[@]}" --set replicaCount=3 \
+    --wait --timeout 5m >/dev/null
+  local ready
+  ready=$(k get statefulset "$RELEASE" -o jsonpath='{.status.readyReplicas}')
+  [ "$ready" = 3 ] || fail "StatefulSet $RELEASE has $ready ready pods, expected 3"
+  ok "helm install --wait returned; StatefulSet $RELEASE: 3 of 3 pods ready"
+  local pdb
+  pdb=$(k get pdb "$RELEASE" -o jsonpath='{.status.expectedPods}/{.status.disruptionsAllowed}')
+  [ "$pdb" = 3/1 ] || fail "PodDisruptionBudget $RELEASE: expected pods/disruptions allowed are $pdb, expected 3/1"
+  ok "PodDisruptionBudget $RELEASE counts the 3 pods and allows 1 disruption"
+  k get pods -l "app.kubernetes.io/instance=$RELEASE" -o wide >&2
+}
+
+every_pod_sees_three_nodes() {
+  expect_topology 3
+}
+
+write_through_one_pod_read_through_another() {
+  local key=written-$RUN_ID value="written through $RELEASE-0 at 2/3"
+  expect_put "$RELEASE-0" "$key" "$value" 2/3
+  expect_get "$RELEASE-2" "$key" 2/3 "$value"
+  expect_get "$RELEASE-1" "$key" 2/3 "$value"
+}
+
+helm_test_passes() {
+  if ! "$HELM" test "$RELEASE" --namespace "$NS" --timeout 2m >"$WORK/helm-test.out" 2>&1; then
+    cat "$WORK/helm-test.out" >&2
+    k logs "$RELEASE-test-write-read" >&2 || true
+    fail "helm test $RELEASE failed"
+  fi
+  grep -E '^(TEST SUITE|Phase):' "$WORK/helm-test.out" | sed 's/^/  /' >&2
+  ok "helm test: the test pod wrote, read back and deleted a key through the client Service"
+}
+
+pod_deleted_by_force_comes_back_with_its_data() {
+  local pod=$RELEASE-1 key=survives-$RUN_ID value="on every replica before $RELEASE-1 was deleted"
+  expect_put "$RELEASE-0" "$key" "$value" 3/3
+  local uid volume
+  uid=$(pod_uid "$pod")
+  volume=$(k get pvc "data-$pod" -o jsonpath='{.spec.volumeName}')
+  k delete pod "$pod" --force --grace-period=0 >/dev/null 2>&1
+  ok "deleted $pod by force (uid $uid, volume $volume)"
+  wait_until 30 "a new $pod is created" new_pod "$pod" "$uid"
+  wait_until 180 "the new $pod is ready" pod_ready "$pod"
+  [ "$(k get pvc "data-$pod" -o jsonpath='{.spec.volumeName}')" = "$volume" ] || fail "data-$pod is bound to another volume"
+  ok "a new $pod (uid $(pod_uid "$pod")) is ready, on the same volume $volume"
+  # The node's own replica, through the replica protocol: what its RocksDB holds, not a merge of
+  # the other nodes' answers (and no read repair ran: nothing read the key since the write).
+  local out
+  out=$(in_pod "$RELEASE-0" curl -sS -m 10 -w '\n%{http_code}' "$(pod_url "$pod" 7070)/internal/v0/record?id=$key")
+  [ "${out##*$'\n'}" = 200 ] || fail "$pod's own replica answered ${out##*$'\n'} for $key, expected 200"
+  [ "${out%$'\n'*}" = "$value" ] || fail "$pod's own replica holds '${out%$'\n'*}', expected '$value'"
+  ok "$pod's own RocksDB still holds $key"
+  expect_get "$pod" "$key" 3/3 "$value"
+}
+new_pod() { local uid; uid=$(pod_uid "$1") && [ -n "$uid" ] && [ "$uid" != "$2" ]; }
+
+request_at_two_of_three_keeps_succeeding_while_one_pod_is_down() {
+  local down=$RELEASE-2 key=before-outage-$RUN_ID value="written before $RELEASE-2 went down"
+  expect_put "$RELEASE-0" "$key" "$value" 3/3
+  # The StatefulSet gives up its last pod; the pod goes away (the claim stays), and it stays away
+  # until scaled back. The other nodes keep it in their topology: it is down, not removed.
+  k scale statefulset "$RELEASE" --replicas=2 >/dev/null
+  wait_until 90 "$down stops" pod_gone "$down"
+  ok "$down is down (its pod deleted, its claim kept)"
+  if ! sees_nodes "$RELEASE-0" 3 || ! sees_nodes "$RELEASE-1" 3; then
+    fail "the remaining pods no longer count $down in the cluster"
+  fi
+  ok "$RELEASE-0 and $RELEASE-1 still see 3 nodes"
+  request "$RELEASE-0" GET "/v0/entity?id=$key&replicas=3/3"
+  [ "$STATUS" = 504 ] || fail "GET at 3/3 answered $STATUS with $down down, expected 504"
+  ok "GET at 3/3 answers 504: one of the three replicas is really down"
+  expect_get "$RELEASE-1" "$key" 2/3 "$value"
+  # 30 writes and reads at 2/3 through each remaining pod, bounded in time (curl -m 5 each).
+  local pod out
+  for pod in "$RELEASE-0" "$RELEASE-1"; do
+    # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
+    out=$(in_pod "$pod" sh -c '
+      ok=0
+      for i in $(seq 1 30); do
+        url="http://localhost:8080/v0/entity?id=$1-$i&replicas=2/3"
+        put=$(curl -s -o /dev/null -m 5 -w "%{http_code}" -X PUT --data-binary "value-$i" "$url")
+        got=$(curl -s -m 5 "$url")
+        if [ "$put" = 201 ] && [ "$got" = "value-$i" ]; then ok=$((ok + 1)); else echo "request $i: PUT $put, GET returned $got" >&2; fi
+      done
+      echo "$ok"' sh "during-outage-$pod-$RUN_ID")
+    [ "$out" = 30 ] || fail "through $pod, only $out of 30 PUT+GET pairs at 2/3 succeeded while $down was down"
+    ok "through $pod: 30 of 30 PUT+GET pairs at 2/3 succeeded while $down was down"
+  done
+  # Back to three: the pod returns with its volume.
+  k scale statefulset "$RELEASE" --replicas=3 >/dev/null
+  wait_until 180 "$down is ready again" pod_ready "$down"
+  expect_topology 3
+  ok "$down is back; every pod sees 3 nodes"
+}
+
+profiler_sidecar_takes_a_flame_graph_under_load() {
+  "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set profiler.enabled=true \
+    --wait --timeout 5m >/dev/null
+  local pod=$RELEASE-1 containers
+  containers=$(k get pod "$pod" -o jsonpath='{.spec.shareProcessNamespace} {.spec.containers[*].name}')
+  [ "$containers" = "true kvlab profiler" ] || fail "$pod after the upgrade: shareProcessNamespace and containers are '$containers'"
+  ok "helm upgrade --set profiler.enabled=true: $pod shares its process namespace with the profiler sidecar"
+  expect_get "$pod" "written-$RUN_ID" 2/3 "written through $RELEASE-0 at 2/3"
+  # Load on the pod: PUTs from another pod's container, 8 at a time, at most 100000 and at most
+  # 35 s, while the sidecar profiles cpu, then alloc.
+  # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
+  k exec "$RELEASE-0" -c kvlab -- sh -c '
+    timeout 35 curl -s -Z --parallel-max 8 -X PUT --data-binary "a value of sixty-four bytes, for the flame graph of a kvlab node" \
+      -w "%{stderr}%{http_code}\n" "$1/v0/entity?id=load-[1-100000]" 2>&1 >/dev/null | sort | uniq -c' \
+    sh "$(pod_url "$pod" 8080)" >"$WORK/load.out" 2>&1 &
+  local load=$!
+  sleep 3
+  local html event
+  for event in cpu alloc; do
+    html=$(make -s -C "$ROOT" profile POD="$pod" EVENT=$event SECONDS=8 K8S_NAMESPACE="$NS" \
+      PROFILE_DIR="$WORK/profiles" KUBECTL="$KUBECTL") || fail "make profile POD=$pod EVENT=$event failed"
+    [ -s "$html" ] || fail "make profile wrote no flame graph"
+    python3 "$HERE/flamegraph-check.py" "$html" 200 5 | sed 's/^/  /' >&2 || fail "$html is not a flame graph of kvlab"
+    ok "make profile POD=$pod EVENT=$event SECONDS=8 copied out $(basename "$html") ($(wc -c <"$html") bytes)"
+  done
+  wait "$load" || true
+  local created
+  created=$(awk '$2 == 201 { print $1 }' "$WORK/load.out")
+  sed 's/^/  load: /' "$WORK/load.out" >&2
+  [ "${created:-0}" -ge 500 ] || fail "the load made only ${created:-0} PUTs"
+  ok "the pod was under load: ${created} PUTs answered 201 during the profiles"
+}
+
+scaling_to_five_updates_the_topology_on_every_pod() {
+  local i before=()
+  for i in 0 1 2; do before+=("$(pod_uid "$RELEASE-$i")/$(pod_restarts "$RELEASE-$i")"); done
+  "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set replicaCount=5 \
+    --wait --timeout 5m >/dev/null
+  ok "helm upgrade --set replicaCount=5: 5 pods ready"
+  expect_topology 5
+  for i in 0 1 2; do
+    [ "$(pod_uid "$RELEASE-$i")/$(pod_restarts "$RELEASE-$i")" = "${before[$i]}" ] ||
+      fail "$RELEASE-$i was restarted or replaced by the scaling"
+  done
+  ok "$RELEASE-0..2 kept running: same pods, no restarts"
+  local key=five-$RUN_ID value="written through $RELEASE-4 at 3/5"
+  expect_put "$RELEASE-4" "$key" "$value" 3/5
+  expect_get "$RELEASE-0" "$key" 3/5 "$value"
+}
+
+network_policy_is_accepted() {
+  local policy
+  policy=$(k get networkpolicy "$RELEASE" -o jsonpath='{.spec.policyTypes[*]}|{.spec.ingress[0].ports[0].port}|{.spec.ingress[1].ports[0].port}|{.spec.ingress[1].from[0].podSelector.matchLabels.app\.kubernetes\.io/instance}')
+  [ "$policy" = "Ingress|http|replica|$RELEASE" ] || fail "NetworkPolicy $RELEASE reads '$policy'"
+  ok "NetworkPolicy $RELEASE is in the API: the replica port only from the release's pods, the client port from anyone"
+  # The variant that limits clients too (another release's), checked by the API server, not created.
+  "$HELM" template "$RELEASE-clients" "$CHART" --namespace "$NS" --show-only templates/networkpolicy.yaml \
+    --set 'networkPolicy.clientFrom[0].namespaceSelector.matchLabels.kubernetes\.io/metadata\.name=clients' \
+    --set 'networkPolicy.clientFrom[1].podSelector.matchLabels.role=client' >"$WORK/netpol.yaml"
+  k create --dry-run=server -f "$WORK/netpol.yaml" >/dev/null
+  ok "the API server accepts the NetworkPolicy with networkPolicy.clientFrom set (server-side dry run)"
+}
+
+uninstall_leaves_only_the_volumes() {
+  "$HELM" uninstall "$RELEASE" --namespace "$NS" --wait --timeout 3m >/dev/null
+  ok "helm uninstall --wait returned"
+  # Everything listable in the namespace, but events and what every namespace has.
+  local kinds
+  kinds=$("$KUBECTL" api-resources --verbs=list --namespaced -o name | grep -v -E '^(events(\.events\.k8s\.io)?)$' | paste -sd, -)
+  poll 60 only_claims_left "$kinds" || fail "60s after the uninstall, $NS still holds: $(leftovers "$kinds" | paste -sd' ' -)"
+  local claims
+  claims=$(k get pvc -o jsonpath='{range .items[*]}{.metadata.name}={.status.phase} {end}')
+  [ "$claims" = "data-$RELEASE-0=Bound data-$RELEASE-1=Bound data-$RELEASE-2=Bound data-$RELEASE-3=Bound data-$RELEASE-4=Bound " ] ||
+    fail "the claims left are '$claims', expected the 5 data claims, bound"
+  ok "nothing is left in $NS but the 5 data claims: $claims"
+}
+leftovers() {
+  k get "$1" -o name 2>/dev/null | grep -v -E '^(persistentvolumeclaim/|configmap/kube-root-ca\.crt$|serviceaccount/default$)' || true
+}
+only_claims_left() { [ -z "$(leftovers "$1")" ]; }
+
+# ---------------------------------------------------------------------------------------------
+
+log "kvlab end-to-end tests: namespace $NS, images $KVLAB_IMAGE and $PROFILER_IMAGE"
+"$KUBECTL" version 2>/dev/null | sed 's/^/  /' >&2
+"$KUBECTL" create namespace "$NS" >/dev/null || { echo "FAIL: cannot create namespace $NS" >&2; exit 1; }
+"$KUBECTL" label namespace "$NS" app.kubernetes.io/part-of=kvlab-e2e >/dev/null
+
+if scenario "install 3 replicas and wait" install_three_replicas; then
+  scenario "every pod sees 3 nodes" every_pod_sees_three_nodes
+  scenario "a write through one pod at 2/3 is read through another" write_through_one_pod_read_through_another
+  scenario "helm test passes" helm_test_passes
+  scenario "a pod deleted by force comes back with its data" pod_deleted_by_force_comes_back_with_its_data
+  scenario "a request at 2/3 keeps succeeding while one pod is down" request_at_two_of_three_keeps_succeeding_while_one_pod_is_down
+  scenario "the profiler sidecar takes a flame graph of a pod under load" profiler_sidecar_takes_a_flame_graph_under_load
+  scenario "scaling to 5 updates the topology on every pod" scaling_to_five_updates_the_topology_on_every_pod
+  scenario "the NetworkPolicy is accepted by the API server" network_policy_is_accepted
+  scenario "uninstall leaves nothing behind but the volumes' claims" uninstall_leaves_only_the_volumes
+else
+  for title in "every pod sees 3 nodes" "a write through one pod at 2/3 is read through another" "helm test passes" \
+    "a pod deleted by force comes back with its data" "a request at 2/3 keeps succeeding while one pod is down" \
+    "the profiler sidecar takes a flame graph of a pod under load" "scaling to 5 updates the topology on every pod" \
+    "the NetworkPolicy is accepted by the API server" "uninstall leaves nothing behind but the volumes' claims"; do
+    not_run "$title" "the install failed"
+  done
+fi
+
+summary

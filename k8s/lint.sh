@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# Static checks of the chart, no cluster needed (make k8s-lint):
+#   k8s/lint.sh [CHART]          (default helm/kvlab)
+# - `helm lint --strict` with the defaults and with every optional part on;
+# - renders the variants and checks what each must (and must not) contain;
+# - the schema rejects bad values, and the template rejects a grace period shorter than the drain;
+# - the dashboard is valid JSON; every value documented in values.yaml (`# --`) has its row in the
+#   chart's README, with its default when that is a single value.
+set -euo pipefail
+
+CHART=${1:-helm/kvlab}
+HELM=${HELM:-helm}
+failures=0
+
+pass() { printf 'ok: %s\n' "$*"; }
+flunk() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
+render() { "$HELM" template kvlab "$CHART" --namespace lint "$@"; }
+# contains WHAT PATTERN RENDERED-ARGS...: the rendering has a line matching PATTERN.
+contains() {
+  local what=$1 pattern=$2 out
+  shift 2
+  out=$(render "$@") || { flunk "$what (does not render)"; return; }
+  if grep -qE -- "$pattern" <<<"$out"; then pass "$what"; else flunk "$what"; fi
+}
+lacks() {
+  local what=$1 pattern=$2 out
+  shift 2
+  out=$(render "$@") || { flunk "$what (does not render)"; return; }
+  if grep -qE -- "$pattern" <<<"$out"; then flunk "$what"; else pass "$what"; fi
+}
+rejects() {
+  local what=$1
+  shift
+  if render "$@" >/dev/null 2>&1; then flunk "$what"; else pass "$what"; fi
+}
+
+ALL_ON=(--set profiler.enabled=true --set metrics.serviceMonitor.enabled=true --set metrics.dashboard.enabled=true
+  --set podAntiAffinity=hard --set 'networkPolicy.clientFrom[0].podSelector.matchLabels.role=client')
+
+# lints WHAT HELM-LINT-ARGS...: helm lint --strict passes; its output only when it does not.
+lints() {
+  local what=$1 out
+  shift
+  if out=$("$HELM" lint --strict "$CHART" "$@" 2>&1); then pass "$what"; else printf '%s\n' "$out" >&2; flunk "$what"; fi
+}
+lints "helm lint --strict (defaults)"
+lints "helm lint --strict (every optional part on)" "${ALL_ON[@]}"
+
+contains "a StatefulSet with Parallel pod management" '^  podManagementPolicy: Parallel$'
+contains "the headless Service publishes not-ready addresses" '^  publishNotReadyAddresses: true$'
+contains "pods find the topology in the headless Service's DNS" 'value: kvlab-headless\.lint\.svc\.cluster\.local$'
+contains "a read-only root filesystem" 'readOnlyRootFilesystem: true'
+contains "a preferred pod anti-affinity by default" 'preferredDuringSchedulingIgnoredDuringExecution'
+contains "a PodDisruptionBudget" '^kind: PodDisruptionBudget$'
+contains "a NetworkPolicy" '^kind: NetworkPolicy$'
+contains "a helm test hook" 'helm.sh/hook: test'
+lacks "the test pod is no node: it has not the selector labels" "^    app.kubernetes.io/name: kvlab$" --show-only templates/tests/test-write-read.yaml
+lacks "no ServiceMonitor by default (its CRD may be absent)" '^kind: ServiceMonitor$'
+lacks "no profiler sidecar by default" 'shareProcessNamespace|name: profiler$'
+contains "the ServiceMonitor when enabled" '^kind: ServiceMonitor$' --set metrics.serviceMonitor.enabled=true
+contains "the profiler sidecar when enabled" '^        - name: profiler$' --set profiler.enabled=true
+contains "a shared process namespace with the sidecar" '^      shareProcessNamespace: true$' --set profiler.enabled=true
+contains "the dashboard ConfigMap when enabled" '^  kvlab.json: \|-$' --set metrics.dashboard.enabled=true
+contains "a required anti-affinity when asked" 'requiredDuringSchedulingIgnoredDuringExecution' --set podAntiAffinity=hard
+lacks "no anti-affinity when asked" 'podAntiAffinity' --set podAntiAffinity=none
+lacks "no PodDisruptionBudget or NetworkPolicy when off" '^kind: (PodDisruptionBudget|NetworkPolicy)$' \
+  --set podDisruptionBudget.enabled=false --set networkPolicy.enabled=false
+
+rejects "the schema rejects an unknown value (a typo)" --set replicaCout=3
+rejects "the schema rejects replicaCount 0" --set replicaCount=0
+rejects "the schema rejects a bad duration" --set cluster.refreshInterval=soon
+rejects "the schema rejects an unknown anti-affinity" --set podAntiAffinity=sometimes
+rejects "a grace period shorter than preStop + drain is refused" --set terminationGracePeriodSeconds=20
+rejects "the replica port must differ from the client port" --set replication.port=8080
+
+if python3 -m json.tool "$CHART/dashboards/kvlab.json" >/dev/null; then pass "dashboards/kvlab.json is JSON"; else flunk "dashboards/kvlab.json is not JSON"; fi
+
+# Values marked with `# --` in values.yaml, as dotted paths, with their default when it is on the
+# key's own line.
+documented_values() {
+  awk '
+    /^[[:space:]]*# --/ { described = 1; next }
+    /^[[:space:]]*#/ { next }
+    /^[[:space:]]*[A-Za-z][A-Za-z0-9]*:/ {
+      match($0, /^ */); depth = RLENGTH / 2
+      key = $0; sub(/^ */, "", key); value = key; sub(/:.*/, "", key); sub(/^[^:]*:[[:space:]]*/, "", value)
+      path[depth] = key
+      if (described) {
+        p = path[0]; for (i = 1; i <= depth; i++) p = p "." path[i]
+        print p "\t" value
+      }
+      described = 0
+      next
+    }
+    { described = 0 }
+  ' "$CHART/values.yaml"
+}
+readme=$CHART/README.md
+before=$failures
+while IFS=$'\t' read -r key value; do
+  row=$(grep -F "| \`$key\` |" "$readme" || true)
+  if [ -z "$row" ]; then
+    flunk "README.md has no row for $key"
+  elif [ -n "$value" ] && ! grep -qF -- "$value" <<<"$row"; then
+    flunk "README.md's row for $key does not show its default $value"
+  fi
+done < <(documented_values)
+[ "$failures" -gt "$before" ] || pass "README.md documents the $(documented_values | wc -l) values described in values.yaml"
+
+if [ "$failures" -gt 0 ]; then
+  echo "k8s-lint: $failures check(s) failed" >&2
+  exit 1
+fi
+echo "k8s-lint: all checks passed"
