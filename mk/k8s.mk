@@ -79,5 +79,5 @@ profile: ## flame graph of a pod to PROFILE_DIR: POD=kvlab-1 [EVENT=cpu SECONDS=
 k8s-lint: ## helm lint the chart and render it with each optional part on
 	@HELM="$(HELM)" k8s/lint.sh $(CHART)
 
-k8s-test: k8s-lint k8s-images ## end-to-end tests on the cluster KUBECONFIG points at (namespace per run)
+k8s-test: k8s-lint k8s-cluster k8s-images ## end-to-end tests on the cluster (kind's, made when missing, or KUBECONFIG's), namespace per run
 	HELM="$(HELM)" KUBECTL="$(KUBECTL)" KVLAB_IMAGE=$(KVLAB_IMAGE) PROFILER_IMAGE=$(PROFILER_IMAGE) k8s/e2e/run.sh
