@@ -55,7 +55,7 @@ cleanup() {
   exit "$rc"
 }
 trap cleanup EXIT
-trap 'exit 130' INT TERM
+trap 'log "interrupted: stopping, then cleaning up"; exit 130' INT TERM
 
 # ---------------------------------------------------------------------------------------------
 # The scenarios, in the order they run; each leaves the release as the next one expects it.
