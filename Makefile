@@ -13,7 +13,7 @@ DATA ?= ./data/n0
 .PHONY: help build test run up down status check-java
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
+	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
 
 check-java:
 	@$(JAVA) -version 2>&1 | grep -qE 'version "(2[5-9]|[3-9][0-9])' || \
