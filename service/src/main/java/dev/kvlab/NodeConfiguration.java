@@ -24,6 +24,8 @@ import io.netty.channel.ChannelOption;
 import java.time.Clock;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.ReactorResourceFactory;
@@ -87,6 +89,11 @@ class NodeConfiguration {
         return registry -> Gauge.builder("kvlab.cluster.nodes", topology, t -> t.current().size())
                 .description("Nodes in this node's view of the cluster")
                 .register(registry);
+    }
+
+    @Bean
+    ApplicationListener<ApplicationReadyEvent> warmUpPeers(Coordinator coordinator) {
+        return ready -> coordinator.warmUpPeers();
     }
 
     /** One pool of connections to the peers for every replica call; disposed at shutdown. */

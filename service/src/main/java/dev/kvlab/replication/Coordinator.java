@@ -27,6 +27,8 @@ public final class Coordinator {
     private static final Comparator<Entry> KEY_ORDER = (a, b) -> Arrays.compareUnsigned(a.key(), b.key());
     /** Entries buffered per node by a range merge: few, since an entry may hold a 1 MiB value. */
     private static final int MERGE_PREFETCH = 4;
+    /** The key the warm-up reads from peers; reading it changes nothing. */
+    private static final byte[] WARM_UP_KEY = "kvlab-warm-up".getBytes(java.nio.charset.StandardCharsets.UTF_8);
 
     private final TopologyProvider topology;
     private final ReplicaDirectory replicas;
@@ -115,6 +117,23 @@ public final class Coordinator {
                     .bufferUntilChanged(Entry::key, Arrays::equals)
                     .map(Coordinator::newestOf));
         });
+    }
+
+    /**
+     * Opens a connection to every peer and runs the replica client's code once, in the background,
+     * so the first client requests after a start do not pay for it (on a busy machine a cold first
+     * call to a peer took longer than the 1 s replica timeout). Failures are ignored: a peer that is
+     * down is simply not warmed.
+     */
+    public void warmUpPeers() {
+        Topology current = topology.current();
+        for (String node : current.nodes()) {
+            if (!node.equals(current.self())) {
+                replicas.replicaOf(node, current).read(WARM_UP_KEY)
+                        .timeout(Duration.ofSeconds(10))
+                        .subscribe(found -> log.debug("warmed up {}", node), error -> log.debug("could not warm up {}: {}", node, error.toString()));
+            }
+        }
     }
 
     private static Flux<Entry> skippedIfUnreachable(Replica replica, byte[] start, byte[] end) {
