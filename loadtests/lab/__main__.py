@@ -12,6 +12,7 @@ loadtests/tools/install.sh makes; mk/lab.mk wraps every command in a make target
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -117,7 +118,13 @@ def _config(a: argparse.Namespace, phases: list[str]) -> runner.RunConfig:
     )
 
 
+def _terminated(signum, frame):
+    # SIGTERM ends a run as Ctrl-C does: load generators and profilers are stopped on the way out.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
 def main(argv: list[str]) -> int:
+    signal.signal(signal.SIGTERM, _terminated)
     parser = argparse.ArgumentParser(
         prog="python -m lab", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -228,4 +235,9 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except KeyboardInterrupt as e:
+        print(f"interrupted ({e or 'Ctrl-C'}): load and profilers stopped; what ran so far is in run.json",
+              file=sys.stderr)
+        sys.exit(130)

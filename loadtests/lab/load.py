@@ -168,36 +168,45 @@ def run(
     signalled: set[tuple[int, int]] = set()
     last_progress = t0
     last_sample = before
-    while any(r.returncode is None for r in running):
+    try:
+        while any(r.returncode is None for r in running):
+            for r in running:
+                if r.returncode is None:
+                    pid, status_code, rusage = os.wait4(r.process.pid, os.WNOHANG)
+                    if pid:
+                        r.returncode = os.waitstatus_to_exitcode(status_code)
+                        r.process.returncode = r.returncode
+                        r.rusage = rusage
+            now = time.monotonic()
+            if now > deadline:
+                # Bounded whatever happens: SIGTERM once past the deadline, SIGKILL 10 s later.
+                sig = signal.SIGTERM if now < deadline + 10 else signal.SIGKILL
+                for r in running:
+                    if r.returncode is None and (r.process.pid, sig) not in signalled:
+                        signalled.add((r.process.pid, sig))
+                        log(f"{label}: {tools.rel(r.command.argv[0])} overran its time; sending {sig.name}")
+                        os.killpg(r.process.pid, sig)
+            if now - last_progress >= progress_every and any(r.returncode is None for r in running):
+                current = procstat.sample(node_pids)
+                d = procstat.delta(last_sample, current)
+                nodes = " ".join(f"{pid}:{v['cores']:.2f}" for pid, v in d["processes"].items())
+                shown = f"{now - t0:.0f}/{spec.duration_s} s" if spec.scenario != "fill" else f"{now - t0:.0f} s"
+                extra = "".join(f" | {p}" for p in map(_tool_progress, cmds) if p)
+                extra += f" | {status()}" if status else ""
+                log(
+                    f"{label}: {shown} | node cores {nodes or '-'} | machine busy "
+                    f"{d['machine_busy_share'] * 100:.0f}%{extra}"
+                )
+                last_progress, last_sample = now, current
+            time.sleep(0.2)
+    except BaseException:
+        # Interrupted (Ctrl-C) or failed: the load generators run in sessions of their own, so stop
+        # them here rather than leave them loading the nodes until their duration ends.
         for r in running:
             if r.returncode is None:
-                pid, status_code, rusage = os.wait4(r.process.pid, os.WNOHANG)
-                if pid:
-                    r.returncode = os.waitstatus_to_exitcode(status_code)
-                    r.process.returncode = r.returncode
-                    r.rusage = rusage
-        now = time.monotonic()
-        if now > deadline:
-            # Bounded whatever happens: SIGTERM once past the deadline, SIGKILL 10 s later.
-            sig = signal.SIGTERM if now < deadline + 10 else signal.SIGKILL
-            for r in running:
-                if r.returncode is None and (r.process.pid, sig) not in signalled:
-                    signalled.add((r.process.pid, sig))
-                    log(f"{label}: {tools.rel(r.command.argv[0])} overran its time; sending {sig.name}")
-                    os.killpg(r.process.pid, sig)
-        if now - last_progress >= progress_every and any(r.returncode is None for r in running):
-            current = procstat.sample(node_pids)
-            d = procstat.delta(last_sample, current)
-            nodes = " ".join(f"{pid}:{v['cores']:.2f}" for pid, v in d["processes"].items())
-            shown = f"{now - t0:.0f}/{spec.duration_s} s" if spec.scenario != "fill" else f"{now - t0:.0f} s"
-            extra = "".join(f" | {p}" for p in map(_tool_progress, cmds) if p)
-            extra += f" | {status()}" if status else ""
-            log(
-                f"{label}: {shown} | node cores {nodes or '-'} | machine busy "
-                f"{d['machine_busy_share'] * 100:.0f}%{extra}"
-            )
-            last_progress, last_sample = now, current
-        time.sleep(0.2)
+                os.killpg(r.process.pid, signal.SIGTERM)
+                r.process.wait()
+        raise
     after = procstat.sample(node_pids)
     finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
 

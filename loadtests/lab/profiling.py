@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import shlex
+import signal
 import subprocess
 import threading
 import time
@@ -57,6 +58,7 @@ class Profiling:
     current: str = ""
     _thread: threading.Thread | None = None
     _stop: threading.Event = field(default_factory=threading.Event)
+    _running: list = field(default_factory=list)
 
     def start(self) -> Profiling:
         self._thread = threading.Thread(target=self._run, daemon=True)
@@ -70,6 +72,16 @@ class Profiling:
         if self._thread:
             self._thread.join(timeout)
             self._stop.set()
+
+    def stop(self) -> None:
+        """Ends the profiling now: no more windows, and SIGTERM to the running profile.sh
+        processes, which then stop async-profiler in the JVMs (their EXIT trap)."""
+        self._stop.set()
+        for p in list(self._running):
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGTERM)
+        if self._thread:
+            self._thread.join(30)
 
     def _run(self) -> None:
         try:
@@ -97,7 +109,7 @@ class Profiling:
         env = os.environ | {"ASYNC_PROFILER_LIB": str(tools.profiler_lib()), "JATTACH": tools.jattach()}
         for w in self.windows:
             wait = t0 + w.offset_s - time.monotonic()
-            if wait > 0 and self._stop.wait(wait):
+            if self._stop.is_set() or (wait > 0 and self._stop.wait(wait)):
                 return
             self.current = w.event
             procs = []
@@ -105,15 +117,9 @@ class Profiling:
                 path = self.out / f"{node.name}-{w.event}.html"
                 argv = [str(tools.PROFILE_SH), str(node.pid), w.event, f"{w.seconds:.1f}", str(path)]
                 logf = open(self.out / f"{node.name}-{w.event}.log", "w")
-                procs.append(
-                    (
-                        node,
-                        path,
-                        argv,
-                        subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True),
-                        logf,
-                    )
-                )
+                proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+                self._running.append(proc)
+                procs.append((node, path, argv, proc, logf))
             for node, path, argv, p, logf in procs:
                 try:
                     rc = p.wait(timeout=w.seconds + 60)

@@ -162,7 +162,12 @@ class Run:
             f"{'at most ' if spec.rate is None else ''}{spec.duration_s} s"
             + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if prof else "")
         )
-        pr = load.run(spec, out, self.cfg.pids, label, status=prof.status if prof else None)
+        try:
+            pr = load.run(spec, out, self.cfg.pids, label, status=prof.status if prof else None)
+        except BaseException:
+            if prof:
+                prof.stop()
+            raise
         if prof:
             prof.join(timeout=90)
         (out / "result.json").write_text(json.dumps(pr.result, indent=1, default=_json_default))
