@@ -35,7 +35,7 @@ class HotpathConfig:
     get_rate: int = 25_000
     put_rate: int = 15_000
     duration_s: int = 30
-    warmup_s: int = 10
+    warmup_s: int = 30
     connections: int = 64
     tool: str = "wrk"
     max_ratio: float = 1.5

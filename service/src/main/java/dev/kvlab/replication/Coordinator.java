@@ -19,7 +19,8 @@ import reactor.core.publisher.Mono;
 /**
  * Serves a client request on any node: asks the key's {@code from} replicas in parallel, answers
  * once {@code ack} of them have, and resolves reads by version (newest wins, a tombstone means
- * absent). Each replica call is bounded by the replica timeout.
+ * absent). Remote replicas bound each call by the replica timeout; the local one by its bounded
+ * executor, which costs no timer per request.
  */
 public final class Coordinator {
 
@@ -35,16 +36,14 @@ public final class Coordinator {
     private final HybridLogicalClock clock;
     private final ReadRepair readRepair;
     private final ReplicationMetrics metrics;
-    private final Duration timeout;
 
     public Coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock,
-                       ReadRepair readRepair, ReplicationMetrics metrics, Duration timeout) {
+                       ReadRepair readRepair, ReplicationMetrics metrics) {
         this.topology = topology;
         this.replicas = replicas;
         this.clock = clock;
         this.readRepair = readRepair;
         this.metrics = metrics;
-        this.timeout = timeout;
     }
 
     /** The newest live record of the key; empty when absent or deleted. */
@@ -87,7 +86,7 @@ public final class Coordinator {
         }
         List<Mono<T>> calls = new ArrayList<>(count.from());
         for (String node : current.replicasFor(key, count.from())) {
-            calls.add(call.apply(replicas.replicaOf(node, current)).timeout(timeout).doOnError(metrics::replicaFailed));
+            calls.add(call.apply(replicas.replicaOf(node, current)).doOnError(metrics::replicaFailed));
         }
         Quorum<T> quorum = Quorum.collect(count, calls);
         quorum.enough().subscribe(null, error -> metrics.quorumFailed(operation));

@@ -14,6 +14,7 @@ import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClientRequest;
 
 /**
  * A replica on another node, reached over {@link ReplicaProtocol} with the shared, pooled
@@ -47,23 +48,25 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(byte[] key) {
-        return client.get().uri(recordUri(key)).exchangeToMono(response -> {
-            if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
-                return response.releaseBody().thenReturn(Optional.<Record>empty());
-            }
-            if (response.statusCode().value() != HttpStatus.OK.value()) {
-                return failure(response);
-            }
-            Version version = Version.parse(header(response, ReplicaProtocol.VERSION_HEADER));
-            boolean tombstone = Boolean.parseBoolean(header(response, ReplicaProtocol.TOMBSTONE_HEADER));
-            if (tombstone) {
-                return response.releaseBody().thenReturn(Optional.of(Record.tombstone(version)));
-            }
-            return DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
-                    .map(body -> Record.value(version, ValueArrays.copyOf(body)))
-                    .defaultIfEmpty(Record.value(version, Record.newValueArray(0)))
-                    .map(Optional::of);
-        });
+        return client.get().uri(recordUri(key)).exchangeToMono(this::readAnswer).timeout(timeout);
+    }
+
+    private Mono<Optional<Record>> readAnswer(ClientResponse response) {
+        if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
+            return response.releaseBody().thenReturn(Optional.empty());
+        }
+        if (response.statusCode().value() != HttpStatus.OK.value()) {
+            return failure(response);
+        }
+        Version version = Version.parse(header(response, ReplicaProtocol.VERSION_HEADER));
+        boolean tombstone = Boolean.parseBoolean(header(response, ReplicaProtocol.TOMBSTONE_HEADER));
+        if (tombstone) {
+            return response.releaseBody().thenReturn(Optional.of(Record.tombstone(version)));
+        }
+        return DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
+                .map(body -> Record.value(version, ValueArrays.copyOf(body)))
+                .defaultIfEmpty(Record.value(version, Record.newValueArray(0)))
+                .map(Optional::of);
     }
 
     @Override
@@ -75,8 +78,9 @@ public final class RemoteReplica implements Replica {
                         .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(record.value()));
         HttpStatus expected = record.isTombstone() ? HttpStatus.ACCEPTED : HttpStatus.CREATED;
         return call.exchangeToMono(response -> response.statusCode().value() == expected.value()
-                ? response.releaseBody()
-                : failure(response));
+                        ? response.releaseBody()
+                        : failure(response))
+                .timeout(timeout);
     }
 
     @Override
@@ -86,16 +90,22 @@ public final class RemoteReplica implements Replica {
         if (end != null) {
             uri.append("&end=").append(ReplicaProtocol.encodeKey(end));
         }
-        return client.get().uri(URI.create(uri.toString())).exchangeToFlux(response -> {
-            if (response.statusCode().value() != HttpStatus.OK.value()) {
-                return failure(response).flux().cast(Entry.class);
-            }
-            RecordFrames.Decoder decoder = new RecordFrames.Decoder(maxKeyLength, maxValueLength);
-            // Network buffers are decoded a couple at a time, as the merge asks for entries.
-            return response.bodyToFlux(DataBuffer.class)
-                    .concatMapIterable(decoder::decode, 2)
-                    .concatWith(Mono.fromRunnable(decoder::finish));
-        }).timeout(Mono.delay(timeout), entry -> Mono.delay(rangeIdleTimeout));
+        return client.get().uri(URI.create(uri.toString()))
+                // The stream may pause while the client reads slowly: not the single-key timeout.
+                .httpRequest(request -> request.<HttpClientRequest>getNativeRequest().responseTimeout(rangeIdleTimeout))
+                .exchangeToFlux(this::records)
+                .timeout(Mono.delay(timeout), entry -> Mono.delay(rangeIdleTimeout));
+    }
+
+    private Flux<Entry> records(ClientResponse response) {
+        if (response.statusCode().value() != HttpStatus.OK.value()) {
+            return failure(response).flux().cast(Entry.class);
+        }
+        RecordFrames.Decoder decoder = new RecordFrames.Decoder(maxKeyLength, maxValueLength);
+        // Network buffers are decoded a couple at a time, as the merge asks for entries.
+        return response.bodyToFlux(DataBuffer.class)
+                .concatMapIterable(decoder::decode, 2)
+                .concatWith(Mono.fromRunnable(decoder::finish));
     }
 
     private URI recordUri(byte[] key) {
