@@ -7,32 +7,57 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.IntStream;
 
 /**
  * Concurrent clients that PUT, DELETE and GET a small set of keys at {@code replicas} through
  * random nodes, recording every operation in a {@link History}. Every PUT writes a value never
  * written before, so a read's answer names the write it came from. Bounded: each client stops
- * after {@code maxOperations} or when the workload is stopped.
+ * after {@code maxOperations} or when the workload is stopped. Clients send only to the nodes in
+ * rotation, so a test can take a node out before restarting it, as a load balancer would.
  */
 public final class Workload implements AutoCloseable {
 
     private final List<KvClient> nodes;
     private final History history;
     private final int clients;
-    private final int keys;
+    private final List<String> keys;
     private final String replicas;
     private final int maxOperations;
     private final AtomicBoolean running = new AtomicBoolean();
+    /** The nodes clients may send requests to, as a load balancer's rotation; all at first. */
+    private final Set<Integer> rotation = ConcurrentHashMap.newKeySet();
     private final List<Thread> threads = new ArrayList<>();
 
     public Workload(List<KvClient> nodes, History history, int clients, int keys, String replicas, int maxOperations) {
         this.nodes = List.copyOf(nodes);
         this.history = history;
         this.clients = clients;
-        this.keys = keys;
+        // A run's own keys: a cluster shared by several runs holds the values of the earlier ones.
+        String run = Long.toHexString(System.nanoTime() & 0xffffffL);
+        this.keys = IntStream.range(0, keys).mapToObj(k -> "history-" + run + "-" + k).toList();
         this.replicas = replicas;
         this.maxOperations = maxOperations;
+        for (int i = 0; i < nodes.size(); i++) {
+            rotation.add(i);
+        }
+    }
+
+    /** The keys this workload reads and writes. */
+    public List<String> keys() {
+        return keys;
+    }
+
+    /** Stops sending new requests to {@code node}, as a load balancer does before a node is restarted. */
+    public void takeOutOfRotation(int node) {
+        rotation.remove(node);
+    }
+
+    public void putBackInRotation(int node) {
+        rotation.add(node);
     }
 
     public Workload start() {
@@ -56,8 +81,9 @@ public final class Workload implements AutoCloseable {
     private void run(int client) {
         Random random = new Random(client);
         for (int n = 0; n < maxOperations && running.get(); n++) {
-            int node = random.nextInt(nodes.size());
-            String key = "history-" + random.nextInt(keys);
+            List<Integer> available = List.copyOf(rotation);
+            int node = available.get(random.nextInt(available.size()));
+            String key = keys.get(random.nextInt(keys.size()));
             int dice = random.nextInt(100);
             Operation.Type type = dice < 45 ? Operation.Type.PUT : dice < 55 ? Operation.Type.DELETE : Operation.Type.GET;
             String value = type == Operation.Type.PUT ? "c" + client + "-" + n : null;
