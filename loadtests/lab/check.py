@@ -1,0 +1,78 @@
+"""Checks that a run's report has every part a report must have (the CI smoke run uses it).
+
+    python -m lab check RUN_DIR
+
+A report has: the command that started it and the exact load and profiler commands; the
+environment; findings and a conclusion section; per measured phase the requested and achieved
+rate, a percentile table from 50 % to 100 %, a percentile-spectrum plot and flame graphs that were
+really written; a comparison section; and a self-contained report.html with the plots embedded.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
+SECTIONS = ["## Findings", "## Conclusion", "## Environment", "## Commands", "## Phases"]
+
+
+def problems(run_dir: Path) -> list[str]:
+    """What is missing or broken in the run's report; empty when it is whole."""
+    found: list[str] = []
+    md_path, html_path = run_dir / "report.md", run_dir / "report.html"
+    if not md_path.exists() or not html_path.exists():
+        return [f"{run_dir} has no report.md and report.html"]
+    md, html = md_path.read_text(), html_path.read_text()
+    run = json.loads((run_dir / "run.json").read_text())
+
+    for section in SECTIONS:
+        if section not in md:
+            found.append(f"report.md has no '{section}' section")
+    if "## Comparison with" not in md:
+        found.append("report.md has no comparison section")
+    if "Started with: `" not in md:
+        found.append("report.md does not say which command started the run")
+    commands = re.search(r"## Commands\n(.*?)\n## ", md, re.S)
+    if not commands or ("k6 run" not in commands.group(1) and "wrk " not in commands.group(1)):
+        found.append("report.md lists no load command")
+    if "profile.sh" not in md:
+        found.append("report.md lists no profiler command")
+
+    measured = [p for p in run.get("phases", []) if not p.get("warmup") and p.get("scenario") != "fill"]
+    if not measured:
+        found.append("the run has no measured phase")
+    for phase in measured:
+        label = phase.get("label", "?")
+        if not re.search(rf"### {re.escape(label)}\n.*?Requested \*\*.*?achieved \*\*", md, re.S):
+            found.append(f"phase {label}: no requested and achieved rate")
+    if md.count(PERCENTILE_HEADER) < len(measured):
+        found.append(f"{md.count(PERCENTILE_HEADER)} percentile tables for {len(measured)} measured phases")
+    for plot in re.findall(r"!\[[^]]*\]\((plots/[^)]+)\)", md):
+        if not (run_dir / plot).is_file():
+            found.append(f"plot {plot} is missing")
+    if not re.search(r"!\[[^]]*spectrum[^]]*\]\(plots/", md):
+        found.append("report.md has no percentile-spectrum plot")
+
+    flame_graphs = re.findall(r"\]\((phases/[^)]+/profiles/[^)]+\.html)\)", md)
+    if not flame_graphs:
+        found.append("report.md links no flame graph")
+    for graph in flame_graphs:
+        path = run_dir / graph
+        if not path.is_file() or path.stat().st_size < 1000 or "<html" not in path.read_text(errors="replace")[:2000].lower():
+            found.append(f"flame graph {graph} is missing or not an HTML flame graph")
+
+    if re.search(r"<(img|script|link)[^>]+(src|href)=\"https?://", html):
+        found.append("report.html loads something from the network: it is not self-contained")
+    if "data:image/png;base64," not in html:
+        found.append("report.html embeds no plot")
+    return found
+
+
+def main(run_dir: Path) -> int:
+    found = problems(run_dir)
+    for p in found:
+        print(f"report check: {p}")
+    print(f"report check: {run_dir}: {'whole' if not found else f'{len(found)} problem(s)'}")
+    return 1 if found else 0
