@@ -114,9 +114,6 @@ class NodeConfiguration {
         HttpClient http = HttpClient.create(connections)
                 .runOn(resources.getLoopResources())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
-                // A peer that stops answering closes the connection instead of holding it forever;
-                // range streams set their own, longer limit (RemoteReplica).
-                .responseTimeout(properties.timeout())
                 // Peers are found by name: a pod that comes back with a new address is found
                 // again within seconds (CoreDNS answers with a 5 s TTL).
                 .resolver(spec -> spec.cacheMaxTimeToLive(Duration.ofSeconds(5)));

@@ -14,13 +14,13 @@ import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.netty.http.client.HttpClientRequest;
 
 /**
  * A replica on another node, reached over {@link ReplicaProtocol} with the shared, pooled
- * {@link WebClient}. Every call fails (never hangs) when the peer does not answer in time: the
- * client's connect and response timeouts bound single-key calls, and a range must deliver its
- * first entry within {@code timeout} and each next one within {@code rangeIdleTimeout}.
+ * {@link WebClient}. Every call fails (never hangs) when the peer does not answer in time: a
+ * single-key call within {@code timeout} (connecting included), a range's first entry within
+ * {@code timeout} and each next one within {@code rangeIdleTimeout}. A call cut short by its
+ * timeout closes its connection, so a dead peer's connections leave the pool as they fail.
  */
 public final class RemoteReplica implements Replica {
 
@@ -91,8 +91,6 @@ public final class RemoteReplica implements Replica {
             uri.append("&end=").append(ReplicaProtocol.encodeKey(end));
         }
         return client.get().uri(URI.create(uri.toString()))
-                // The stream may pause while the client reads slowly: not the single-key timeout.
-                .httpRequest(request -> request.<HttpClientRequest>getNativeRequest().responseTimeout(rangeIdleTimeout))
                 .exchangeToFlux(this::records)
                 .timeout(Mono.delay(timeout), entry -> Mono.delay(rangeIdleTimeout));
     }
