@@ -30,11 +30,7 @@ class ClusterScenariosIT {
 
     @AfterEach
     void everyNodeRunning() {
-        for (int i = 0; i < 3; i++) {
-            if (!Boolean.TRUE.equals(cluster.node(i).getCurrentContainerInfo().getState().getRunning())) {
-                cluster.startNode(i);
-            }
-        }
+        cluster.startStoppedNodes();
     }
 
     @Test

@@ -32,12 +32,8 @@ class FaultHistoryIT {
     static final KvlabCluster cluster = KvlabCluster.ofSize(3).withSetting("kvlab.replication.timeout", "2s");
 
     @AfterEach
-    void everyNodeRunningAndConnected() {
-        for (int i = 0; i < 3; i++) {
-            if (!Boolean.TRUE.equals(cluster.node(i).getCurrentContainerInfo().getState().getRunning())) {
-                cluster.startNode(i);
-            }
-        }
+    void everyNodeRunning() {
+        cluster.startStoppedNodes();
     }
 
     @Test
