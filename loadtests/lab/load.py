@@ -75,48 +75,69 @@ class Command:
         return f"{env} {argv}".strip()
 
 
-def commands(spec: LoadSpec, out: Path) -> list[Command]:
-    common = {"KEYS": str(spec.keys), "VALUE_SIZE": str(spec.value_size), "KEY_PREFIX": spec.key_prefix}
+def k6_env(spec: LoadSpec) -> dict[str, str]:
+    """The environment of a k6 scenario for the phase (all but SUMMARY_JSON, which says where the
+    summary goes): the same on this machine and in a Kubernetes Job."""
+    env = {
+        "TARGETS": ",".join(spec.targets),
+        "KEYS": str(spec.keys),
+        "VALUE_SIZE": str(spec.value_size),
+        "KEY_PREFIX": spec.key_prefix,
+    }
     if spec.replicas:
-        common["REPLICAS"] = spec.replicas
+        env["REPLICAS"] = spec.replicas
     if spec.scenario == "range":
-        common["RANGE_SIZE"] = str(spec.range_size)
+        env["RANGE_SIZE"] = str(spec.range_size)
+    if spec.scenario == "fill":
+        env |= {
+            "FILL_VUS": str(spec.fill_vus),
+            "BATCH": str(spec.batch),
+            "FILL_MAX_DURATION": f"{spec.duration_s}s",
+        }
+    else:
+        env |= {
+            "RATE": str(spec.rate),
+            "DURATION": f"{spec.duration_s}s",
+            "VUS": str(spec.vus),
+            "MAX_VUS": str(max(spec.max_vus, spec.vus)),
+            "SLO_P99_MS": f"{spec.slo_p99_ms:g}",
+        }
+    if spec.scenario == "mixed":
+        env["READ_SHARE"] = f"{spec.read_share:g}"
+    return env
+
+
+def wrk_args(spec: LoadSpec, is_wrk2: bool, share: int = 1) -> tuple[list[str], dict[str, str]]:
+    """Options and environment of one wrk process that sends 1/share of the phase (one process per
+    target here; one Job in Kubernetes): wrk2 paces itself with -R, Debian's wrk from Lua."""
+    env = {"KEYS": str(spec.keys), "VALUE_SIZE": str(spec.value_size), "KEY_PREFIX": spec.key_prefix}
+    if spec.replicas:
+        env["REPLICAS"] = spec.replicas
+    if spec.scenario == "range":
+        env["RANGE_SIZE"] = str(spec.range_size)
+    env["WRK_STATUS"] = "1"
+    conns = max(1, spec.connections // share)
+    threads = max(1, min(spec.threads, conns))
+    rate = max(1, round(spec.rate / share))
+    options = [f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", "--latency"]
+    if is_wrk2:
+        options.append(f"-R{rate}")
+    else:
+        env |= {"WRK_RATE": str(rate), "WRK_THREADS": str(threads)}
+    return options, env
+
+
+def commands(spec: LoadSpec, out: Path) -> list[Command]:
     if spec.tool == "k6":
-        env = {"TARGETS": ",".join(spec.targets), **common}
-        if spec.scenario == "fill":
-            env |= {
-                "FILL_VUS": str(spec.fill_vus),
-                "BATCH": str(spec.batch),
-                "FILL_MAX_DURATION": f"{spec.duration_s}s",
-            }
-        else:
-            env |= {
-                "RATE": str(spec.rate),
-                "DURATION": f"{spec.duration_s}s",
-                "VUS": str(spec.vus),
-                "MAX_VUS": str(max(spec.max_vus, spec.vus)),
-                "SLO_P99_MS": f"{spec.slo_p99_ms:g}",
-            }
-        if spec.scenario == "mixed":
-            env["READ_SHARE"] = f"{spec.read_share:g}"
-        env["SUMMARY_JSON"] = str(out / "k6-summary.json")
+        env = k6_env(spec) | {"SUMMARY_JSON": str(out / "k6-summary.json")}
         argv = [tools.k6(), "run", "--no-usage-report", "--no-color", str(K6_SCRIPTS / f"{spec.scenario}.js")]
         return [Command(argv, env, out / "k6.log", out / "k6-summary.json")]
 
     wrk = tools.wrk()
-    per_target = len(spec.targets)
     result = []
     for i, target in enumerate(spec.targets):
-        conns = max(1, spec.connections // per_target)
-        threads = max(1, min(spec.threads, conns))
-        rate = max(1, round(spec.rate / per_target))
-        env = dict(common) | {"WRK_STATUS": "1"}
-        argv = [wrk.path, f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", "--latency"]
-        if wrk.is_wrk2:
-            argv.append(f"-R{rate}")
-        else:
-            env |= {"WRK_RATE": str(rate), "WRK_THREADS": str(threads)}
-        argv += ["-s", str(WRK_SCRIPTS / f"{spec.scenario}.lua"), target]
+        options, env = wrk_args(spec, wrk.is_wrk2, len(spec.targets))
+        argv = [wrk.path, *options, "-s", str(WRK_SCRIPTS / f"{spec.scenario}.lua"), target]
         result.append(Command(argv, env, out / f"wrk-{i}.txt", target=target))
     return result
 
@@ -263,10 +284,11 @@ def parse_wrk(spec: LoadSpec, cmd: Command) -> dict:
     return raw
 
 
-def merge_wrk(spec: LoadSpec, parts: list[dict]) -> dict:
+def merge_wrk(spec: LoadSpec, parts: list[dict], wrk: tools.Wrk | None = None) -> dict:
     """One result from one wrk per target; each target keeps its own latency distribution
-    (percentiles of separate processes cannot be merged exactly)."""
-    wrk = tools.wrk()
+    (percentiles of separate processes cannot be merged exactly). wrk: the wrk that ran (default:
+    the one on PATH here)."""
+    wrk = wrk or tools.wrk()
     requests = sum(p["requests"] for p in parts)
     errors = {k: sum(p["errors"][k] for p in parts) for k in parts[0]["errors"]}
     statuses: dict[str, int] = {}

@@ -34,26 +34,32 @@ class Window:
     seconds: float
 
 
-def plan(events: list[str], duration_s: float) -> list[Window]:
-    """Windows of at least 1 s inside [lead, duration - 1]; events that do not fit are left out."""
+def plan(events: list[str], duration_s: float, gap_s: float = 0.0) -> list[Window]:
+    """Windows of at least 1 s inside [lead, duration - 1], gap_s apart (the time a profiler
+    outside the machine needs to copy one flame graph out before the next window); events that do
+    not fit are left out."""
     if not events:
         return []
     lead = min(3.0, duration_s * 0.1)
     usable = duration_s - lead - 1.0
-    fit = min(len(events), int(usable // 1.0))
+    fit = min(len(events), int((usable + gap_s) // (1.0 + gap_s)))
     if fit <= 0:
         return []
-    seconds = usable / fit
-    return [Window(e, lead + i * seconds, seconds) for i, e in enumerate(events[:fit])]
+    seconds = (usable - gap_s * (fit - 1)) / fit
+    return [Window(e, lead + i * (seconds + gap_s), seconds) for i, e in enumerate(events[:fit])]
 
 
 @dataclass
 class Profiling:
-    """Runs the windows of a phase in a background thread; records every flame graph or failure."""
+    """Runs the windows of a phase in a background thread; records every flame graph or failure.
+    Window offsets count from t0 (a time.monotonic() value; default: when start() is called).
+    This class profiles local JVMs by PID with profile.sh; lab.k8s.PodProfiling profiles pods
+    through their sidecar (the command and where the file lands are the only differences)."""
 
     nodes: list[Node]
     windows: list[Window]
     out: Path
+    t0: float | None = None
     records: list[dict] = field(default_factory=list)
     current: str = ""
     _thread: threading.Thread | None = None
@@ -104,9 +110,17 @@ class Profiling:
             )
             self.current = ""
 
-    def _windows(self) -> None:
-        t0 = time.monotonic()
+    def command(self, node: Node, event: str, seconds: float, path: Path) -> tuple[list[str], dict[str, str]]:
+        """The command that writes the flame graph of one node to path, and its environment."""
         env = os.environ | {"ASYNC_PROFILER_LIB": str(tools.profiler_lib()), "JATTACH": tools.jattach()}
+        return [str(tools.PROFILE_SH), str(node.pid), event, f"{seconds:.1f}", str(path)], env
+
+    def collected(self, node: Node, path: Path, returncode: int) -> bool:
+        """Whether the command left the flame graph at path."""
+        return returncode == 0 and path.exists()
+
+    def _windows(self) -> None:
+        t0 = time.monotonic() if self.t0 is None else self.t0
         for w in self.windows:
             wait = t0 + w.offset_s - time.monotonic()
             if self._stop.is_set() or (wait > 0 and self._stop.wait(wait)):
@@ -115,7 +129,7 @@ class Profiling:
             procs = []
             for node in self.nodes:
                 path = self.out / f"{node.name}-{w.event}.html"
-                argv = [str(tools.PROFILE_SH), str(node.pid), w.event, f"{w.seconds:.1f}", str(path)]
+                argv, env = self.command(node, w.event, w.seconds, path)
                 logf = open(self.out / f"{node.name}-{w.event}.log", "w")
                 proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
                 self._running.append(proc)
@@ -127,10 +141,10 @@ class Profiling:
                     os.killpg(p.pid, 15)
                     rc = p.wait()
                 logf.close()
-                ok = rc == 0 and path.exists()
+                ok = self.collected(node, path, rc)
                 error = "" if ok else Path(logf.name).read_text(errors="replace").strip()[-500:]
                 if not ok:
-                    log(f"profiling {node.name} ({node.pid}) {w.event} failed: {error}")
+                    log(f"profiling {node.name}{f' ({node.pid})' if node.pid else ''} {w.event} failed: {error}")
                 self.records.append(
                     {
                         "node": node.name,

@@ -47,7 +47,9 @@ class RunConfig:
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
 
-    def spec(self, scenario: str, rate: int | None = None, duration_s: int | None = None) -> LoadSpec:
+    def spec(
+        self, scenario: str, rate: int | None = None, duration_s: int | None = None, tool: str | None = None
+    ) -> LoadSpec:
         if scenario == "fill":
             return LoadSpec(
                 "fill",
@@ -62,8 +64,9 @@ class RunConfig:
                 batch=self.batch,
             )
         default_rate = self.range_rate if scenario == "range" else self.rate
-        # wrk has no mixed script (a wrk process sends one kind of request): mixed runs on k6.
-        tool = "k6" if scenario == "mixed" else self.tool
+        # wrk has no mixed script (a wrk process sends one kind of request): mixed runs on k6,
+        # unless asked for by name (mixed@wrk), which LoadSpec refuses.
+        tool = tool or ("k6" if scenario == "mixed" else self.tool)
         return LoadSpec(
             scenario,
             self.targets,
@@ -116,20 +119,75 @@ def nodes_of(cfg: RunConfig) -> list[profiling.Node]:
     return [profiling.Node(f"n{i}", pid, cfg.targets[i] if same else "") for i, pid in enumerate(cfg.pids)]
 
 
+@dataclass
+class Prepared:
+    """A phase ready to go: t0 is the time.monotonic() at which its load starts (the profiling
+    windows count from it); state is the executor's own."""
+
+    spec: LoadSpec
+    out: Path
+    label: str
+    t0: float
+    state: object = None
+
+
+class LocalExecutor:
+    """Load generators and profilers as processes on this machine, nodes by PID (the default).
+    lab.k8s.K8sExecutor does the same with Kubernetes Jobs and the pods' profiler sidecars."""
+
+    name = "local"
+
+    def __init__(self, cfg: RunConfig):
+        self.cfg = cfg
+        self.nodes = nodes_of(cfg)
+
+    def check(self) -> None:
+        check_nodes(self.cfg.targets, self.cfg.pids)
+
+    def config(self) -> dict:
+        """The executor's own settings, for run.json."""
+        return {}
+
+    def env(self) -> dict:
+        return envinfo.collect(self.cfg.pids, self.cfg.tool)
+
+    def profiling_gap_s(self) -> float:
+        return 0.0
+
+    def profiling(self, windows: list[profiling.Window], out: Path, t0: float) -> profiling.Profiling:
+        return profiling.Profiling(self.nodes, windows, out, t0)
+
+    def prepare(self, spec: LoadSpec, out: Path, label: str) -> Prepared:
+        return Prepared(spec, out, label, time.monotonic())
+
+    def run(self, prepared: Prepared, status=None) -> load.PhaseRun:
+        return load.run(prepared.spec, prepared.out, self.cfg.pids, prepared.label, status=status)
+
+    def after_phase(self, label: str) -> None:
+        for n in self.nodes:
+            if not Path(f"/proc/{n.pid}").exists():
+                raise SystemExit(f"node {n.name} (pid {n.pid}) is gone after phase {label}")
+
+    def close(self) -> None:
+        pass
+
+
 class Run:
     """The run directory and its run.json, rewritten after every phase so a cut run keeps its data."""
 
-    def __init__(self, cfg: RunConfig, kind: str, extra_config: dict | None = None):
+    def __init__(self, cfg: RunConfig, kind: str, extra_config: dict | None = None, executor=None):
         self.cfg = cfg
+        self.executor = executor or LocalExecutor(cfg)
         self.dir = new_run_dir(cfg.reports_dir, cfg.name)
-        self.nodes = nodes_of(cfg)
+        self.nodes = self.executor.nodes
         config = {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(cfg).items()}
         self.doc = {
             "name": cfg.name,
             "kind": kind,
+            "executor": self.executor.name,
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "finished": None,
-            "config": config | (extra_config or {}),
+            "config": config | (extra_config or {}) | self.executor.config(),
             "invocation": os.environ.get("KVLAB_LAB_INVOCATION", ""),
             "nodes": [asdict(n) for n in self.nodes],
             "phases": [],
@@ -141,7 +199,7 @@ class Run:
                 f"warning: the machine is busy before the run (load average {load1:.1f} on "
                 f"{os.cpu_count()} cores); latency and CPU figures will carry that noise"
             )
-        (self.dir / "env.json").write_text(json.dumps(envinfo.collect(cfg.pids, cfg.tool), indent=1))
+        (self.dir / "env.json").write_text(json.dumps(self.executor.env(), indent=1))
         self.save()
 
     def save(self) -> None:
@@ -151,19 +209,24 @@ class Run:
         """Runs one phase and records it; a warm-up phase is kept out of the report's summaries."""
         index = len(self.doc["phases"]) + 1
         out = self.dir / "phases" / f"{index:02d}-{slug(label)}"
-        windows = profiling.plan(events, spec.duration_s) if spec.scenario != "fill" else []
-        prof = None
-        if windows and self.nodes:
-            (out / "profiles").mkdir(parents=True, exist_ok=True)
-            prof = profiling.Profiling(self.nodes, windows, out / "profiles").start()
+        out.mkdir(parents=True, exist_ok=True)
+        windows = (
+            profiling.plan(events, spec.duration_s, self.executor.profiling_gap_s()) if spec.scenario != "fill" else []
+        )
+        profiled = bool(windows and self.nodes)
         log(
             f"phase {label}: {spec.scenario} at "
             f"{'full speed' if spec.rate is None else f'{spec.rate}/s'} for "
             f"{'at most ' if spec.rate is None else ''}{spec.duration_s} s"
-            + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if prof else "")
+            + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if profiled else "")
         )
+        prepared = self.executor.prepare(spec, out, label)
+        prof = None
+        if profiled:
+            (out / "profiles").mkdir(parents=True, exist_ok=True)
+            prof = self.executor.profiling(windows, out / "profiles", prepared.t0).start()
         try:
-            pr = load.run(spec, out, self.cfg.pids, label, status=prof.status if prof else None)
+            pr = self.executor.run(prepared, status=prof.status if prof else None)
         except BaseException:
             if prof:
                 prof.stop()
@@ -194,9 +257,7 @@ class Run:
             + (f" of {r['requested_rate']}/s" if r.get("requested_rate") else "")
             + f", p99 {p99:.2f} ms, failed {r.get('error_rate', 0) * 100:.2f}%"
         )
-        for n in self.nodes:
-            if not Path(f"/proc/{n.pid}").exists():
-                raise SystemExit(f"node {n.name} (pid {n.pid}) is gone after phase {label}")
+        self.executor.after_phase(label)
         return record
 
     def finish(self) -> Path:
@@ -223,15 +284,30 @@ def _json_default(o):
     raise TypeError(type(o))
 
 
-def run_phases(cfg: RunConfig) -> Path:
-    for p in cfg.phases:
-        if p not in PHASES:
-            raise SystemExit(f"unknown phase {p!r}: {', '.join(PHASES)}")
-    check_nodes(cfg.targets, cfg.pids)
-    run = Run(cfg, "phases")
-    for p in cfg.phases:
-        run.phase(cfg.spec(p), p, cfg.events)
-    return run.finish()
+def phase_spec(text: str) -> tuple[str, str | None]:
+    """A phase of --phases: a scenario, or scenario@tool to run it with another load generator
+    than --tool in the same run (get@wrk next to get compares k6 and wrk on one workload)."""
+    scenario, _, tool = text.partition("@")
+    if scenario not in PHASES:
+        raise SystemExit(f"unknown phase {text!r}: {', '.join(PHASES)}, optionally @k6 or @wrk")
+    if tool and tool not in ("k6", "wrk"):
+        raise SystemExit(f"unknown tool in phase {text!r}: @k6 or @wrk")
+    if tool == "wrk" and scenario in ("fill", "mixed"):
+        raise SystemExit(f"phase {text!r}: the {scenario} phase runs on k6 only")
+    return scenario, tool or None
+
+
+def run_phases(cfg: RunConfig, executor=None) -> Path:
+    phases = [phase_spec(p) for p in cfg.phases]
+    executor = executor or LocalExecutor(cfg)
+    try:
+        executor.check()
+        run = Run(cfg, "phases", executor=executor)
+        for text, (scenario, tool) in zip(cfg.phases, phases):
+            run.phase(cfg.spec(scenario, tool=tool), text, cfg.events)
+        return run.finish()
+    finally:
+        executor.close()
 
 
 @dataclass
@@ -246,10 +322,18 @@ class Saturation:
     fill: bool = True
 
 
-def run_saturation(cfg: RunConfig, sat: Saturation) -> Path:
+def run_saturation(cfg: RunConfig, sat: Saturation, executor=None) -> Path:
     """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail."""
-    check_nodes(cfg.targets, cfg.pids)
-    run = Run(cfg, "saturation", {"saturation": asdict(sat)})
+    executor = executor or LocalExecutor(cfg)
+    try:
+        executor.check()
+        run = Run(cfg, "saturation", {"saturation": asdict(sat)}, executor=executor)
+        return _saturation_steps(cfg, sat, run)
+    finally:
+        executor.close()
+
+
+def _saturation_steps(cfg: RunConfig, sat: Saturation, run: Run) -> Path:
     if sat.fill and sat.scenario in ("get", "mixed", "range"):
         run.phase(cfg.spec("fill"), "fill", [])
     steps = []
