@@ -49,7 +49,12 @@ def _events(text: str) -> list[str]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--targets", type=_list, required=True, help="base URLs, comma-separated")
+    p.add_argument(
+        "--targets",
+        type=_list,
+        default=[],
+        help="base URLs, comma-separated (local; k8s: the release's client Service)",
+    )
     p.add_argument(
         "--pids",
         type=lambda s: [int(x) for x in _list(s)],
@@ -87,6 +92,75 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--batch", type=int, default=8, help="fill: requests in flight per VU (8)")
     p.add_argument("--reports-dir", type=Path, default=runner.tools.ROOT / "reports")
     p.add_argument("--compare", type=Path, default=None, help="a report to compare with (the latest other)")
+    _k8s(p)
+
+
+def _k8s(p: argparse.ArgumentParser) -> None:
+    from .k8s import K8sConfig
+
+    d = K8sConfig()
+    g = p.add_argument_group(
+        "in Kubernetes (--executor k8s: load generators as Jobs in the cluster KUBECONFIG points at)"
+    )
+    g.add_argument(
+        "--executor",
+        choices=["local", "k8s"],
+        default="local",
+        help="local: load generators and profilers as processes here (default); k8s: Jobs against a release",
+    )
+    g.add_argument("--namespace", default=d.namespace, help=f"the release's namespace ({d.namespace})")
+    g.add_argument("--release", default=d.release, help=f"the kvlab chart's release ({d.release})")
+    g.add_argument("--kubectl", default=d.kubectl, help="the kubectl command (kubectl)")
+    g.add_argument("--helm", default=d.helm, help="the helm command (helm)")
+    g.add_argument(
+        "--k6-pods", type=int, default=d.k6_pods, help=f"k6 pods per phase, execution segments ({d.k6_pods})"
+    )
+    g.add_argument("--k6-image", default=d.k6_image, help=f"({d.k6_image})")
+    g.add_argument("--wrk-image", default=d.wrk_image, help=f"wrk or wrk2 image ({d.wrk_image})")
+    g.add_argument("--k6-resources", default=d.k6_resources, help=f"of each k6 pod ({d.k6_resources})")
+    g.add_argument("--wrk-resources", default=d.wrk_resources, help=f"of the wrk pod ({d.wrk_resources})")
+    g.add_argument(
+        "--start-timeout",
+        type=int,
+        default=d.start_timeout_s,
+        help=f"seconds for a phase's pods to run ({d.start_timeout_s})",
+    )
+    g.add_argument(
+        "--profile-gap",
+        type=float,
+        default=d.profile_gap_s,
+        help=f"seconds between profiling windows, for copying a flame graph out ({d.profile_gap_s:g})",
+    )
+    g.add_argument("--keep-jobs", action="store_true", help="leave each phase's Job and pods for a look")
+
+
+def _executor(a: argparse.Namespace, cfg: runner.RunConfig):
+    """The executor of a run: None (local, the runner's default) or the Kubernetes one."""
+    if a.executor == "local":
+        if not cfg.targets:
+            raise SystemExit("--targets is required (or --executor k8s)")
+        return None
+    from .k8s import K8sConfig, K8sExecutor
+
+    if cfg.targets:
+        raise SystemExit("--executor k8s loads the release's client Service: leave out --targets")
+    return K8sExecutor(
+        cfg,
+        K8sConfig(
+            namespace=a.namespace,
+            release=a.release,
+            kubectl=a.kubectl,
+            helm=a.helm,
+            k6_pods=a.k6_pods,
+            k6_image=a.k6_image,
+            wrk_image=a.wrk_image,
+            k6_resources=a.k6_resources,
+            wrk_resources=a.wrk_resources,
+            start_timeout_s=a.start_timeout,
+            profile_gap_s=a.profile_gap,
+            keep_jobs=a.keep_jobs,
+        ),
+    )
 
 
 def _config(a: argparse.Namespace, phases: list[str]) -> runner.RunConfig:
@@ -136,7 +210,8 @@ def main(argv: list[str]) -> int:
         "--phases",
         type=_list,
         default=["fill", "put", "get", "mixed"],
-        help=f"in order, from {', '.join(runner.PHASES)} (fill,put,get,mixed)",
+        help=f"in order, from {', '.join(runner.PHASES)}; get@wrk runs one with another tool than --tool "
+        "(fill,put,get,mixed)",
     )
 
     p_sat = sub.add_parser("saturate", help="step the rate up until the SLO breaks; report the maximum")
@@ -188,7 +263,8 @@ def main(argv: list[str]) -> int:
 
     a = parser.parse_args(argv)
     if a.command == "run":
-        out = runner.run_phases(_config(a, a.phases))
+        cfg = _config(a, a.phases)
+        out = runner.run_phases(cfg, _executor(a, cfg))
     elif a.command == "saturate":
         cfg = _config(a, [a.scenario])
         sat = runner.Saturation(
@@ -201,7 +277,7 @@ def main(argv: list[str]) -> int:
             tolerance=a.tolerance,
             fill=not a.no_fill,
         )
-        out = runner.run_saturation(cfg, sat)
+        out = runner.run_saturation(cfg, sat, _executor(a, cfg))
     elif a.command == "hotpath":
         from . import hotpath
 

@@ -39,8 +39,9 @@ def load_run(run_dir: Path) -> dict:
 
 
 def previous_run(run_dir: Path, given: Path | None) -> Path | None:
-    """The run given, else the newest older run next to this one: one of the same name if there
-    is one (the same experiment), else of the same kind, else any."""
+    """The run given, else the newest older run next to this one on the same executor (a run in
+    Kubernetes is not compared with one on local processes): one of the same name if there is one
+    (the same experiment), else of the same kind, else any."""
     if given:
         given = Path(given)
         if given.name == "run.json":
@@ -57,6 +58,8 @@ def previous_run(run_dir: Path, given: Path | None) -> Path | None:
                 older.append((d, json.loads((d / "run.json").read_text())))
             except (OSError, ValueError):
                 continue
+    executor = this.get("executor", "local")
+    older = [(d, doc) for d, doc in older if doc.get("executor", "local") == executor]
     for wanted in (
         lambda doc: doc.get("name") == this.get("name") and doc.get("kind") == this.get("kind"),
         lambda doc: doc.get("kind") == this.get("kind"),
@@ -195,10 +198,14 @@ def phase_view(run: dict, phase: dict, prev: dict | None) -> dict:
     nodes = []
     names = {n["pid"]: n["name"] for n in run.get("nodes", [])}
     for pid, v in cpu.get("processes", {}).items():
+        # Local nodes are processes (keyed by PID); in Kubernetes they are pods (keyed by name).
+        local = str(pid).isdigit()
+        name = names.get(int(pid), str(pid)) if local else str(pid)
         nodes.append(
             {
-                "name": names.get(int(pid), str(pid)),
+                "name": name,
                 "pid": pid,
+                "label": f"node {name} (pid {pid})" if local else f"pod {name}",
                 "cores": v.get("cores"),
                 "us_per_request": v.get("us_per_request"),
             }
@@ -228,7 +235,10 @@ def phase_view(run: dict, phase: dict, prev: dict | None) -> dict:
         "profiles": profiles,
         "nodes": nodes,
         "loadgen": cpu.get("loadgen", {}),
-        "others_cores": (cpu.get("others_cpu_s", 0) / cpu["wall_s"]) if cpu.get("wall_s") else None,
+        # Not measured when the nodes run elsewhere (a cluster on other machines).
+        "others_cores": (cpu["others_cpu_s"] / cpu["wall_s"]) if cpu.get("wall_s") and "others_cpu_s" in cpu else None,
+        "pods": r.get("pods", []),
+        "latency_merge": r.get("latency_merge", ""),
         "machine_busy_share": cpu.get("machine_busy_share"),
         "prev": prev,
     }
@@ -265,8 +275,13 @@ def findings(run: dict, views: list[dict]) -> list[str]:
     slo = run["config"].get("slo_p99_ms")
     wrk = run["env"].get("wrk", {})
     if any(v["tool"] == "wrk" for v in views):
+        where = (
+            f"image {wrk['image']}: the wrk2 image builds from source only where GitHub answers"
+            if wrk.get("image")
+            else "none is installed"
+        )
         out.append(
-            "Load came from Debian's wrk, not wrk2 (none is installed): it is paced by a Lua "
+            f"Load came from Debian's wrk, not wrk2 ({where}): it is paced by a Lua "
             "delay() hook and measures latency from the send, so the tail is not corrected for "
             "coordinated omission; k6 phases are open-model."
         )

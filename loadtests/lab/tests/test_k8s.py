@@ -1,0 +1,462 @@
+"""Self-tests of the Kubernetes executor's pure parts (no cluster): execution segments, the Job and
+ConfigMap manifests, the pods' wrapper job.sh and its log, the merge of k6 results from several
+pods, and the report of a run in Kubernetes. Run: make lab-selftest."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import subprocess
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from lab import k8s, profiling, report, runner
+from lab.tests.test_lab import latency, write_run
+
+PERCENTILES = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999, 0.99999, 1.0]
+
+
+def k6_spectrum_percentiles() -> list[float]:
+    """The points of k6/lib/kvlab.js's spectrum: 10 % steps to 40 %, the table's, then five per
+    halving of 1-p down to 99.999 %; plus 0 and 1."""
+    ps = {0.1, 0.2, 0.3, 0.4, 0.5, 0.75, 0.9, 0.99, 0.999, 0.9999, 0.99999}
+    for half in range(1, 18):
+        start, step = 1 - 2**-half, 2**-half / 10
+        ps |= {round(start + i * step, 10) for i in range(5) if start + i * step <= 0.99999}
+    return [0.0, *sorted(ps), 1.0]
+
+
+def uniform_latency(low: float, high: float, mean: float | None = None) -> dict:
+    """The latency summary of a uniform distribution on [low, high] ms, as k6's handleSummary writes it."""
+    q = lambda p: low + (high - low) * p  # noqa: E731
+    table = {
+        "p50": q(0.5),
+        "p75": q(0.75),
+        "p90": q(0.9),
+        "p99": q(0.99),
+        "p99.9": q(0.999),
+        "p99.99": q(0.9999),
+        "p99.999": q(0.99999),
+        "p100": high,
+    }
+    return {
+        "unit": "ms",
+        "min": low,
+        "mean": (low + high) / 2 if mean is None else mean,
+        "max": high,
+        "percentiles": table,
+        "spectrum": [[p, q(p)] for p in PERCENTILES],
+    }
+
+
+def k6_part(requests: int, lat: dict, rate: int | None = 200, dropped: int = 0, ok: bool = True) -> dict:
+    return {
+        "tool": "k6",
+        "model": "open (constant-arrival-rate)" if rate else "closed (shared-iterations)",
+        "scenario": "get",
+        "targets": ["http://kvlab.kvlab.svc.cluster.local:8080"],
+        "requested_rate": rate,
+        "duration_s": 10 if rate else requests / 100,
+        "test_run_duration_s": 10.2,
+        "requests": requests,
+        "achieved_rate": requests / 10 if rate else 100.0,
+        "dropped_iterations": dropped,
+        "vus_max": 32,
+        "error_rate": 0.01,
+        "status_counts": {"200": requests - 1, "504": 1},
+        "bytes_received": 1000,
+        "bytes_sent": 500,
+        "keys": 1000,
+        "value_size": 1024,
+        "replicas": "",
+        "slo_p99_ms": 10,
+        "latency": {"all": lat},
+        "thresholds": {"http_req_duration": ok, "http_req_duration{op:get}": ok, "http_req_failed": True},
+    }
+
+
+class SegmentsTest(unittest.TestCase):
+    def test_sequences_split_the_test_in_equal_reduced_fractions(self):
+        self.assertEqual(k8s.segment_sequence(1), ["0", "1"])
+        self.assertEqual(k8s.segment_sequence(2), ["0", "1/2", "1"])
+        self.assertEqual(k8s.segment_sequence(4), ["0", "1/4", "1/2", "3/4", "1"])
+        self.assertEqual(k8s.segments(3), ["0:1/3", "1/3:2/3", "2/3:1"])
+        with self.assertRaises(ValueError):
+            k8s.segment_sequence(0)
+
+
+class ManifestTest(unittest.TestCase):
+    def test_resources(self):
+        self.assertEqual(
+            k8s.parse_resources("requests.cpu=200m, requests.memory=128Mi,limits.memory=1Gi"),
+            {"requests": {"cpu": "200m", "memory": "128Mi"}, "limits": {"memory": "1Gi"}},
+        )
+        for bad in ("cpu=1", "requests.cpu", "wishes.cpu=1", "requests.=1"):
+            with self.assertRaises(SystemExit):
+                k8s.parse_resources(bad)
+
+    def test_job_is_indexed_bounded_labelled_and_locked_down(self):
+        labels = k8s.labels("kvlab", "abc123", "loadgen", "1.8.1")
+        job = k8s.job_manifest(
+            "kvlab-lab-abc123-02-put",
+            "ns",
+            labels,
+            "loadgen",
+            "kvlab/k6:1.8.1",
+            ["bash", "/scripts/job.sh", "k6", "run", "/scripts/k6/put.js"],
+            {"RATE": "200"},
+            3,
+            300,
+            {"requests": {"cpu": "200m"}},
+            "cm",
+            [{"key": "job.sh", "path": "job.sh"}],
+            3600,
+        )
+        spec = job["spec"]
+        self.assertEqual((spec["completionMode"], spec["completions"], spec["parallelism"]), ("Indexed", 3, 3))
+        self.assertEqual((spec["backoffLimit"], spec["activeDeadlineSeconds"]), (0, 300))
+        self.assertEqual(job["metadata"]["labels"]["app.kubernetes.io/name"], "kvlab-lab")
+        self.assertEqual(job["metadata"]["labels"][k8s.RUN_LABEL], "abc123")
+        self.assertTrue(all(k.startswith("app.kubernetes.io/") or k == k8s.RUN_LABEL for k in labels))
+        pod = spec["template"]["spec"]
+        self.assertEqual(pod["restartPolicy"], "Never")
+        self.assertFalse(pod["automountServiceAccountToken"])
+        self.assertTrue(pod["securityContext"]["runAsNonRoot"])
+        c = pod["containers"][0]
+        self.assertEqual((c["command"], c["args"][:2]), (["bash"], ["/scripts/job.sh", "k6"]))
+        self.assertEqual(c["env"], [{"name": "RATE", "value": "200"}])
+        self.assertEqual(c["resources"], {"requests": {"cpu": "200m"}})
+        self.assertTrue(c["securityContext"]["readOnlyRootFilesystem"])
+        self.assertEqual(c["imagePullPolicy"], "IfNotPresent")
+
+    def test_job_names_fit_a_label(self):
+        name = k8s.job_name("a-release-with-a-very-long-name-indeed-" * 3, "abc123", 12, "get@1500")
+        self.assertLessEqual(len(name), 63)
+        self.assertTrue(name.endswith("-lab-abc123-12-get-1500"))
+        self.assertEqual(k8s.job_name("kvlab", "abc123", 5, "get@wrk"), "kvlab-lab-abc123-05-get-wrk")
+
+    def test_configmap_holds_the_scripts_at_their_paths(self):
+        cm, items = k8s.scripts_configmap("cm", "ns", {"a": "b"})
+        paths = {i["path"]: i["key"] for i in items}
+        for path in ("job.sh", "k6/put.js", "k6/lib/kvlab.js", "wrk2/get.lua", "wrk2/kvlab.lua"):
+            self.assertIn(path, paths)
+            self.assertNotIn("/", paths[path])
+            self.assertIn(paths[path], cm["data"])
+        self.assertIn("KVLAB-JOB", cm["data"]["job.sh"])
+
+
+class JobScriptTest(unittest.TestCase):
+    """k8s/loadgen/job.sh with a stand-in k6 that records its arguments and writes a summary."""
+
+    def run_job(self, tmp: Path, signal: bool, index: int = 1) -> subprocess.CompletedProcess:
+        bin_dir = tmp / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / "k6"
+        fake.write_text(
+            "#!/bin/bash\n"
+            'if [ "$1" = version ]; then echo "k6 v0.0.0 (test)"; exit 0; fi\n'
+            'echo "$@" > "$WORK/args"\n'
+            'echo \'{"requests": 5}\' > "$SUMMARY_JSON"\n'
+            "exit 99\n"
+        )
+        fake.chmod(0o755)
+        if signal:
+            (tmp / "start-at").write_text(str(time.time_ns() + 200_000_000))
+        env = os.environ | {
+            "PATH": f"{bin_dir}:{os.environ['PATH']}",
+            "WORK": str(tmp),
+            "SUMMARY_JSON": str(tmp / "summary.json"),
+            "K6_SEGMENT_SEQUENCE": "0,1/3,2/3,1",
+            "JOB_COMPLETION_INDEX": str(index),
+            "START_TIMEOUT": "1",
+        }
+        return subprocess.run(
+            ["bash", str(k8s.JOB_SH), "k6", "run", "--no-color", "/scripts/k6/get.js"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+
+    def test_runs_its_segment_after_the_signal_and_reports(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            t = time.time_ns()
+            p = self.run_job(tmp, signal=True)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertEqual(
+                (tmp / "args").read_text().split(),
+                "run --execution-segment 1/3:2/3 --execution-segment-sequence 0,1/3,2/3,1 --no-color "
+                "/scripts/k6/get.js".split(),
+            )
+            out = k8s.parse_job_log(p.stdout, 1)
+            self.assertEqual(out.version, "k6 v0.0.0 (test)")
+            self.assertEqual(out.segment, "1/3:2/3")
+            self.assertEqual(out.exit_code, 99)
+            self.assertEqual(out.summary, {"requests": 5})
+            self.assertGreaterEqual(out.start_ns, t + 150_000_000)
+            self.assertGreaterEqual(out.end_ns, out.start_ns)
+            self.assertIsNotNone(out.cpu_s)
+            self.assertEqual(out.error, "")
+
+    def test_without_a_signal_it_gives_up(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = self.run_job(Path(tmp), signal=False)
+            self.assertEqual(p.returncode, 3)
+            self.assertIn("no start signal", k8s.parse_job_log(p.stdout, 1).error)
+
+    def test_an_index_past_the_sequence_is_an_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = self.run_job(Path(tmp), signal=True, index=3)
+            self.assertEqual(p.returncode, 3)
+            self.assertIn("has no segment", p.stdout)
+
+
+class ParsingTest(unittest.TestCase):
+    def test_job_log(self):
+        log = (
+            "KVLAB-JOB version wrk debian/4.1.0\nKVLAB-JOB ready\nKVLAB-JOB start 100\nRunning 15s test\n"
+            "KVLAB-JOB end 200\nKVLAB-JOB exit 0\nKVLAB-JOB times 0m0.004s 0m0.001s 1m2.500s 0m0.500s \n"
+        )
+        out = k8s.parse_job_log(log, 0)
+        self.assertEqual((out.version, out.start_ns, out.end_ns, out.exit_code), ("wrk debian/4.1.0", 100, 200, 0))
+        self.assertAlmostEqual(out.cpu_s, 63.0)
+        self.assertIsNone(out.summary)
+
+    def test_why_a_pod_waits(self):
+        pending = {
+            "metadata": {"name": "p0"},
+            "status": {"conditions": [{"type": "PodScheduled", "status": "False", "message": "Insufficient cpu"}]},
+        }
+        self.assertEqual(k8s._why_waiting(pending), "p0 not scheduled: Insufficient cpu")
+        creating = {
+            "metadata": {"name": "p1"},
+            "status": {"containerStatuses": [{"state": {"waiting": {"reason": "ContainerCreating"}}}]},
+        }
+        self.assertEqual(k8s._why_waiting(creating), "")
+
+    def test_cgroup_cpu(self):
+        self.assertAlmostEqual(k8s.container_cpu_seconds("usage_usec 2500000\nuser_usec 1\n"), 2.5)
+        self.assertAlmostEqual(k8s.container_cpu_seconds("1500000000\n"), 1.5)
+        with self.assertRaises(ValueError):
+            k8s.container_cpu_seconds("cat: no such file")
+
+    def test_phases_may_name_their_tool(self):
+        self.assertEqual(runner.phase_spec("get"), ("get", None))
+        self.assertEqual(runner.phase_spec("get@wrk"), ("get", "wrk"))
+        for bad in ("nap", "get@ab", "mixed@wrk", "fill@wrk"):
+            with self.assertRaises(SystemExit):
+                runner.phase_spec(bad)
+        cfg = runner.RunConfig(targets=["http://x"], pids=[], tool="k6")
+        self.assertEqual(cfg.spec("get", tool="wrk").tool, "wrk")
+        self.assertEqual(cfg.spec("mixed").tool, "k6")
+
+    def test_profiling_windows_leave_gaps_for_copying(self):
+        windows = profiling.plan(["cpu", "alloc", "lock", "wall"], 12, gap_s=2.0)
+        self.assertEqual([w.event for w in windows], ["cpu", "alloc", "lock"])
+        for a, b in zip(windows, windows[1:]):
+            self.assertAlmostEqual(b.offset_s - (a.offset_s + a.seconds), 2.0)
+        self.assertLessEqual(windows[-1].offset_s + windows[-1].seconds, 11.0 + 1e-9)
+        self.assertEqual(profiling.plan(["cpu"], 30, gap_s=2.0), profiling.plan(["cpu"], 30))
+
+
+class MergeTest(unittest.TestCase):
+    def test_same_distribution_merges_to_itself(self):
+        lat = latency(2.0)
+        merged = k8s.merge_latency([(100, lat), (300, lat)])
+        for name, v in lat["percentiles"].items():
+            self.assertAlmostEqual(merged["percentiles"][name], v, places=6)
+        self.assertEqual((merged["min"], merged["max"]), (lat["min"], lat["max"]))
+
+    def test_mixture_of_two_uniform_distributions(self):
+        # Equal weights of U[0,10] and U[10,30]: the median is 10 ms, p75 20 ms, p90 26 ms.
+        merged = k8s.merge_latency([(1000, uniform_latency(0, 10)), (1000, uniform_latency(10, 30))])
+        self.assertAlmostEqual(merged["percentiles"]["p50"], 10, places=6)
+        self.assertAlmostEqual(merged["percentiles"]["p75"], 20, places=6)
+        self.assertAlmostEqual(merged["percentiles"]["p90"], 26, places=6)
+        self.assertEqual((merged["min"], merged["max"], merged["mean"]), (0, 30, 12.5))
+        # Weights count: three quarters of the requests in U[0,10] put p75 at 10 ms.
+        merged = k8s.merge_latency([(3000, uniform_latency(0, 10)), (1000, uniform_latency(10, 30))])
+        self.assertAlmostEqual(merged["percentiles"]["p75"], 10, places=6)
+
+    def test_mixture_is_close_to_the_pooled_samples(self):
+        rng = random.Random(7)
+        pods = [[rng.lognormvariate(1.0 + 0.1 * i, 0.6) for _ in range(20_000)] for i in range(3)]
+
+        def summary(samples):
+            s = sorted(samples)
+            q = lambda p: s[min(len(s) - 1, int(p * len(s)))]  # noqa: E731
+            table = {f"p{p * 100:g}": q(p) for p in (0.5, 0.75, 0.9, 0.99, 0.999, 0.9999, 0.99999)}
+            table["p100"] = s[-1]
+            return {
+                "unit": "ms",
+                "min": s[0],
+                "mean": sum(s) / len(s),
+                "max": s[-1],
+                "percentiles": table,
+                "spectrum": [[p, q(p)] for p in k6_spectrum_percentiles()[:-1]] + [[1.0, s[-1]]],
+            }
+
+        merged = k8s.merge_latency([(len(s), summary(s)) for s in pods])
+        pooled = summary([x for s in pods for x in s])
+        # Within 1 % of the pooled samples' percentiles (0.1-0.4 % here), with k6's 89 spectrum points.
+        for name in ("p50", "p75", "p90", "p99", "p99.9"):
+            self.assertAlmostEqual(
+                merged["percentiles"][name],
+                pooled["percentiles"][name],
+                delta=0.01 * pooled["percentiles"][name],
+                msg=name,
+            )
+        self.assertAlmostEqual(merged["mean"], pooled["mean"], places=6)
+        self.assertEqual(merged["max"], pooled["max"])
+
+    def test_k6_results_of_the_pods_add_up(self):
+        parts = [k6_part(1000, uniform_latency(1, 3), dropped=2), k6_part(3000, uniform_latency(1, 30), ok=True)]
+        r = k8s.merge_k6(parts)
+        self.assertEqual(r["requested_rate"], 200)  # every pod knows the whole rate; it sends its segment
+        self.assertEqual(r["requests"], 4000)
+        self.assertAlmostEqual(r["achieved_rate"], 400)
+        self.assertEqual((r["dropped_iterations"], r["vus_max"]), (2, 64))
+        self.assertEqual(r["status_counts"], {"200": 3998, "504": 2})
+        self.assertAlmostEqual(r["error_rate"], 0.01)
+        self.assertIn("2 pods", r["model"])
+        # p99 of the whole is over the 10 ms SLO although it held in one pod: recomputed, not ANDed.
+        self.assertFalse(r["thresholds"]["http_req_duration"])
+        self.assertFalse(r["thresholds"]["http_req_duration{op:get}"])
+        self.assertTrue(r["thresholds"]["http_req_failed"])
+
+    def test_fill_of_several_pods(self):
+        a, b = k6_part(500, uniform_latency(1, 2), rate=None), k6_part(500, uniform_latency(1, 2), rate=None)
+        b["duration_s"] = 8
+        r = k8s.merge_k6([a, b])
+        self.assertIsNone(r["requested_rate"])
+        self.assertEqual(r["duration_s"], 8)
+        self.assertAlmostEqual(r["achieved_rate"], 1000 / 8)
+
+    def test_pods_table(self):
+        outs = [
+            k8s.PodOutput(0, pod="p0", start_ns=1_000_000_000, cpu_s=2.0, exit_code=0),
+            k8s.PodOutput(1, pod="p1", start_ns=1_004_000_000, cpu_s=1.0, exit_code=99),
+        ]
+        rows = k8s.pods_table(outs, [k6_part(10, uniform_latency(1, 3)), None], 10.0)
+        self.assertEqual([r["start_ms"] for r in rows], [0.0, 4.0])
+        self.assertEqual([r["cores"] for r in rows], [0.2, 0.1])
+        self.assertEqual(rows[0]["requests"], 10)
+        self.assertIsNone(rows[1]["p99"])
+
+
+class PodProfilingTest(unittest.TestCase):
+    def test_runs_profile_pod_sh_and_keeps_its_graph_under_the_usual_name(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp)
+            prof = k8s.PodProfiling([profiling.Node("kvlab-1", 0, "")], [], out, namespace="ns", kubectl="kubectl")
+            path = out / "kvlab-1-cpu.html"
+            argv, _ = prof.command(prof.nodes[0], "cpu", 4.0, path)
+            self.assertEqual(argv[:3], ["env", "K8S_NAMESPACE=ns", "KUBECTL=kubectl"])
+            self.assertEqual(argv[3:7], [str(k8s.PROFILE_POD_SH), "kvlab-1", "cpu", "4.0"])
+            folder = Path(argv[7])
+            folder.mkdir()
+            (folder / "kvlab-1-cpu-20260101-000000.html").write_text("<html>graph</html>")
+            self.assertTrue(prof.collected(prof.nodes[0], path, 0))
+            self.assertEqual(path.read_text(), "<html>graph</html>")
+            self.assertFalse(folder.exists())
+            self.assertFalse(prof.collected(prof.nodes[0], out / "kvlab-1-alloc.html", 1))
+
+
+class K8sReportTest(unittest.TestCase):
+    def test_report_of_a_run_in_kubernetes(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            write_run(root, "20260101-000000-test", 1.0)  # a local run: not compared with
+            d = write_run(root, "20260102-000000-test", 1.0)
+            doc = json.loads((d / "run.json").read_text())
+            doc["executor"] = "k8s"
+            doc["nodes"] = [{"name": "kvlab-0", "pid": 0, "target": "http://kvlab.ns.svc.cluster.local:8080"}]
+            for ph in doc["phases"]:
+                ph["cpu"]["processes"] = {"kvlab-0": {"cpu_s": 5, "cores": 0.5, "us_per_request": 50.0}}
+                del ph["cpu"]["others_cpu_s"]
+                ph["result"]["pods"] = [
+                    {
+                        "index": 0,
+                        "pod": "lab-put-0-x",
+                        "node": "vm",
+                        "segment": "0:1/2",
+                        "start_ms": 0.0,
+                        "exit_code": 0,
+                        "requests": 100,
+                        "achieved_rate": 10.0,
+                        "dropped": 0,
+                        "p50": 1.0,
+                        "p99": 2.0,
+                        "max": 3.0,
+                        "cpu_s": 1.0,
+                        "cores": 0.1,
+                    }
+                ]
+                ph["result"]["latency_merge"] = "the pods' percentile spectra mixed"
+            (d / "run.json").write_text(json.dumps(doc))
+            env = json.loads((d / "env.json").read_text())
+            env["jvms"] = [{"pid": "kvlab-0", "label": "in pod kvlab-0", "version": "openjdk 25", "command_line": "x"}]
+            env["wrk"]["image"] = "kvlab/wrk:0.1.0"
+            env["k8s"] = {
+                "api_server_local": False,
+                "kubectl": "v1.34.4",
+                "server": "v1.34.4",
+                "helm": "v3.19.5",
+                "nodes": [
+                    {
+                        "name": "vm",
+                        "cpu": "2",
+                        "memory": "24Gi",
+                        "allocatable_cpu": "2",
+                        "os_image": "Debian",
+                        "kernel": "6",
+                        "runtime": "containerd://1.6",
+                        "kubelet": "v1.34.4",
+                    }
+                ],
+                "namespace": "ns",
+                "release": {
+                    "name": "kvlab",
+                    "chart": "kvlab-0.1.0",
+                    "app_version": "0.1.0",
+                    "revision": 1,
+                    "values": "{}",
+                },
+                "target": "http://kvlab.ns.svc.cluster.local:8080",
+                "pods": [
+                    {
+                        "name": "kvlab-0",
+                        "node": "vm",
+                        "restarts": 0,
+                        "containers": [{"name": "kvlab", "image": "kvlab/service:0.1.0", "resources": "x"}],
+                    }
+                ],
+                "k6_image": "kvlab/k6:1.8.1",
+                "k6_pods": 2,
+                "k6_resources": "requests cpu 200m",
+                "wrk_image": "kvlab/wrk:0.1.0",
+                "wrk_resources": "requests cpu 100m",
+            }
+            (d / "env.json").write_text(json.dumps(env))
+            md = report.generate(d)[0].read_text()
+            for part in (
+                "| JVM in pod kvlab-0 | openjdk 25 |",
+                "| Kubernetes | server v1.34.4, kubectl v1.34.4, helm v3.19.5; the cluster runs on other machines |",
+                "| node vm | 2 cores (2 allocatable)",
+                "| pod kvlab-0 | on node vm, 0 restarts; kvlab: `kvlab/service:0.1.0` (x) |",
+                "| k6 Jobs | image `kvlab/k6:1.8.1`, 2 pods per phase",
+                "| pod kvlab-0 | 0.50 | 50.0 |",
+                "| lab-put-0-x | 0:1/2 | 0 | 100 | 10 | 1.00 | 2.00 | 3.00 | 0.10 | 0 |",
+                "the pods' percentile spectra mixed",
+                "No previous report",
+            ):
+                self.assertIn(part, md)
+            self.assertNotIn("everything else on the machine", md)
+
+
+if __name__ == "__main__":
+    unittest.main()
