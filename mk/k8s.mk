@@ -9,6 +9,14 @@
 #   make k8s-lint       helm lint and render the chart in its variants (no cluster needed)
 #   make k8s-test       end-to-end tests on the cluster, in a namespace of their own (k8s/e2e/run.sh)
 #   make profiler-image the sidecar image kvlab/profiler:<version>
+#   make lab LAB_TARGET=k8s   the load lab inside the cluster: the chart installed or updated with the
+#                       profiler sidecar (k8s-up), the load generator images built and loaded, then
+#                       the phases as Jobs against the client Service (k8s/lab.sh); the release stays.
+#                       K6_PODS (2), RATE (1000), PHASES (fill,put,get,mixed,get@wrk), NAME (k8s),
+#                       LAB_UNINSTALL=1, K6_RESOURCES, WRK_RESOURCES; the other knobs as in mk/lab.mk
+#   make lab-k8s-images the load generator images kvlab/k6, kvlab/wrk (kvlab/wrk2 where GitHub answers:
+#                       WRK2=auto|1|0), loaded into the cluster with IMAGE_LOADER
+#   make lab-k8s-smoke  CI: a short in-cluster lab in a namespace of its own, then `python -m lab check`
 #
 # Elsewhere than kind:
 #   minikube:   make k8s-up IMAGE_LOADER="minikube image load"
@@ -42,7 +50,17 @@ K8S_IMAGE_VALUES = --set image.repository=$(firstword $(subst :, ,$(KVLAB_IMAGE)
 # kind's own cluster is made and removed here; any other loader means a cluster someone else runs.
 K8S_KIND := $(filter $(KIND),$(firstword $(IMAGE_LOADER)))
 
-.PHONY: profiler-image k8s-images k8s-cluster k8s-up k8s-down k8s-lint k8s-test profile
+# The in-cluster load lab's images: k6 at the version loadtests/tools/versions.env pins, Debian's wrk,
+# and wrk2 built from source when GitHub answers (WRK2=auto), or must (WRK2=1), or never (WRK2=0).
+K6_VERSION := $(shell sed -n 's/^K6_VERSION=//p' loadtests/tools/versions.env)
+K6_IMAGE ?= kvlab/k6:$(K6_VERSION:v%=%)
+WRK_IMAGE ?= kvlab/wrk:$(KVLAB_VERSION)
+WRK2_IMAGE ?= kvlab/wrk2:$(KVLAB_VERSION)
+WRK2 ?= auto
+LAB_TARGET ?= local
+LAB_K8S_SMOKE_NAMESPACE ?= kvlab-lab-smoke
+
+.PHONY: profiler-image k8s-images k8s-cluster k8s-up k8s-down k8s-lint k8s-test profile lab-k8s-images lab-k8s-smoke
 
 profiler-image: docker-engine ## build the profiler sidecar image kvlab/profiler:<version> (jattach, async-profiler, profile.sh)
 	@k8s/profiler/build.sh $(PROFILER_IMAGE) $(KVLAB_VERSION)
@@ -81,3 +99,31 @@ k8s-lint: ## helm lint the chart and render it with each optional part on
 
 k8s-test: k8s-lint k8s-cluster k8s-images ## end-to-end tests on the cluster (kind's, made when missing, or KUBECONFIG's), namespace per run
 	HELM="$(HELM)" KUBECTL="$(KUBECTL)" KVLAB_IMAGE=$(KVLAB_IMAGE) PROFILER_IMAGE=$(PROFILER_IMAGE) k8s/e2e/run.sh
+
+lab-k8s-images: docker-engine ## the in-cluster lab's images (k6, wrk; wrk2 where GitHub answers), loaded with IMAGE_LOADER
+	@WRK2=$(WRK2) k8s/loadgen/build.sh $(K6_IMAGE) $(WRK_IMAGE) $(WRK2_IMAGE) $(KVLAB_VERSION)
+	$(IMAGE_LOADER) $(K6_IMAGE)
+	@if docker image inspect $(WRK2_IMAGE) >/dev/null 2>&1; then wrk=$(WRK2_IMAGE); else wrk=$(WRK_IMAGE); fi; \
+		echo "$(IMAGE_LOADER) $$wrk"; $(IMAGE_LOADER) $$wrk
+
+# make lab LAB_TARGET=k8s: mk/lab.mk's `lab` runs scripts/lab.sh, which hands over to k8s/lab.sh;
+# first the release is installed or updated with the profiler sidecar and the images are loaded.
+# Defaults of its own: a name of its own (its reports compare with each other), a rate for a
+# cluster that shares the machine, and wrk's GET next to k6's.
+ifeq ($(LAB_TARGET),k8s)
+lab: k8s-up lab-k8s-images
+NAME ?= k8s
+RATE ?= 1000
+PHASES ?= fill,put,get,mixed,get@wrk
+export LAB_TARGET K8S_NAMESPACE RELEASE KUBECTL HELM K6_PODS K6_IMAGE WRK_IMAGE WRK2_IMAGE K6_RESOURCES \
+	WRK_RESOURCES LAB_WRK_IMAGE LAB_UNINSTALL
+endif
+
+# The smoke run has a namespace of its own, which it deletes at the end whatever happened.
+lab-k8s-smoke: ## CI: a short in-cluster lab in a namespace of its own (removed after), then its report checked
+	@rc=0; $(MAKE) lab LAB_TARGET=k8s NAME=k8s-smoke RATE=200 DURATION=12s KEYS=2000 K6_PODS=2 EVENTS=cpu,alloc \
+		PHASES=fill,put,get,mixed,get@wrk K8S_NAMESPACE=$(LAB_K8S_SMOKE_NAMESPACE) LAB_UNINSTALL=1 \
+		K6_RESOURCES=requests.cpu=100m,requests.memory=64Mi,limits.memory=512Mi || rc=$$?; \
+	$(KUBECTL) delete namespace $(LAB_K8S_SMOKE_NAMESPACE) --ignore-not-found --wait=false || true; \
+	exit $$rc
+	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-k8s-smoke | tail -n 1)"
