@@ -4,8 +4,10 @@
 # Brings k8s-local up, runs `make k8s-test` against it (chart lint, both images built and loaded with
 # k8s-local load-image, the scenarios of k8s/e2e/run.sh), and brings it down again on any exit.
 # A cluster that was already up when it started is left up.
+# K8S_CI_LAB=1 adds a last step on the same cluster: a short in-cluster load lab whose report must
+# have every part (make lab-k8s-smoke; the load lab's, see loadtests/README.md).
 #
-# Environment: K8S_LOCAL (default ../shared/k8s-local/k8s-local, next to this repository).
+# Environment: K8S_LOCAL (default ../shared/k8s-local/k8s-local, next to this repository), K8S_CI_LAB.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -44,4 +46,14 @@ log "make k8s-test IMAGE_LOADER=\"$K8S_LOCAL load-image\""
 rc=0
 make k8s-test IMAGE_LOADER="$K8S_LOCAL load-image" || rc=$?
 log "make k8s-test took $(($(now) - t))s and exited $rc"
+
+# Optional: the in-cluster load lab, short, on the same cluster (it removes its release afterwards).
+if [ "${K8S_CI_LAB:-0}" = 1 ]; then
+  t=$(now)
+  log "make lab-k8s-smoke IMAGE_LOADER=\"$K8S_LOCAL load-image\""
+  lab_rc=0
+  make lab-k8s-smoke IMAGE_LOADER="$K8S_LOCAL load-image" || lab_rc=$?
+  log "make lab-k8s-smoke took $(($(now) - t))s and exited $lab_rc"
+  [ "$rc" != 0 ] || rc=$lab_rc
+fi
 exit "$rc"
