@@ -1,6 +1,10 @@
 # The load lab: k6 and wrk phases, async-profiler flame graphs, generated reports. Included by
 # the Makefile. Every run writes reports/<timestamp>-<NAME>/ with report.md and report.html.
 #
+#   make lab            the whole lab: build, start a local cluster of its own, fill, PUT, GET and
+#                       mixed phases profiled on every node, stop the cluster, write the report.
+#                       SCENARIO=saturation searches the maximum sustainable rate instead.
+#                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1.
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
@@ -37,8 +41,9 @@ LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) --rate $(RATE)
 	--keys $(KEYS) --value-size $(VALUE_SIZE) --tool $(TOOL) --events "$(EVENTS)" --slo-p99-ms $(SLO_P99_MS) \
 	$(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(COMPARE),--compare $(COMPARE))
 
-# Saturation search
+# Saturation search (make lab SCENARIO=saturation SAT_SCENARIO=get, or make lab-saturate SCENARIO=get)
 SCENARIO ?= get
+SAT_SCENARIO ?= get
 START_RATE ?= 1000
 FACTOR ?= 1.5
 MAX_STEPS ?= 10
@@ -49,7 +54,20 @@ HOTPATH_DURATION ?= 30s
 HOTPATH_DATA ?=
 HOTPATH_TOOL ?= wrk
 
-.PHONY: lab-tools lab-local lab-saturate lab-hotpath lab-report lab-profile lab-selftest
+.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-hotpath lab-report lab-profile lab-selftest
+
+lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation] -> reports/
+	NODES=$(or $(NODES),3) SCENARIO=$(if $(filter saturation,$(SCENARIO)),saturation,phases) \
+	KVLAB_LAB_INVOCATION="make lab $(strip $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
+	scripts/lab.sh --name $(if $(filter local,$(NAME)),lab,$(NAME)) --rate $(RATE) --duration $(DURATION) \
+		--keys $(KEYS) --value-size $(VALUE_SIZE) --tool $(TOOL) --events "$(EVENTS)" --slo-p99-ms $(SLO_P99_MS) \
+		$(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(COMPARE),--compare $(COMPARE)) \
+		$(if $(filter saturation,$(SCENARIO)),--scenario $(SAT_SCENARIO) --start-rate $(START_RATE) --factor $(FACTOR) --max-steps $(MAX_STEPS),--phases $(PHASES)) \
+		$(LAB_ARGS)
+
+lab-smoke: ## CI: a short `make lab` end to end, then a check that its report has every part
+	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s KEYS=3000 PHASES=fill,put,get,mixed TOOL=k6
+	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-local-smoke | tail -n 1)"
 
 lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when present)
 	@loadtests/tools/install.sh

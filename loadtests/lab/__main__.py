@@ -4,6 +4,7 @@
     python -m lab saturate  --targets URL,... --pids PID,... [--scenario get] [--start-rate N] ...
     python -m lab hotpath   [--tool k6|wrk] [--duration 30] ...
     python -m lab report    RUN_DIR [--compare OTHER_RUN_DIR]
+    python -m lab check     RUN_DIR      (does the report have every part?)
 
 Run it from loadtests/ (or with loadtests/ on PYTHONPATH) with the venv that
 loadtests/tools/install.sh makes; mk/lab.mk wraps every command in a make target.
@@ -16,7 +17,7 @@ import signal
 import sys
 from pathlib import Path
 
-from . import profiling, runner
+from . import check, profiling, runner
 
 
 def _duration(text: str) -> int:
@@ -244,7 +245,7 @@ def main(argv: list[str]) -> int:
     p_hot.add_argument("--get-rate", type=int, default=25_000)
     p_hot.add_argument("--put-rate", type=int, default=15_000)
     p_hot.add_argument("--duration", type=_duration, default=30)
-    p_hot.add_argument("--warmup", type=_duration, default=10)
+    p_hot.add_argument("--warmup", type=_duration, default=30, help="each phase first runs this long unmeasured: the JIT compiles (30)")
     p_hot.add_argument("--connections", type=int, default=64)
     p_hot.add_argument(
         "--tool",
@@ -261,7 +262,12 @@ def main(argv: list[str]) -> int:
     p_rep.add_argument("run_dir", type=Path)
     p_rep.add_argument("--compare", type=Path, default=None)
 
+    p_check = sub.add_parser("check", help="check that a run's report has every part; exit 1 if not")
+    p_check.add_argument("run_dir", type=Path)
+
     a = parser.parse_args(argv)
+    if a.command == "check":
+        return check.main(a.run_dir)
     if a.command == "run":
         cfg = _config(a, a.phases)
         out = runner.run_phases(cfg, _executor(a, cfg))
