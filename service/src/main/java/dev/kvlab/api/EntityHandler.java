@@ -27,7 +27,10 @@ final class EntityHandler {
         return coordinator.get(key, replicas)
                 .flatMap(record -> ServerResponse.ok()
                         .contentType(MediaType.APPLICATION_OCTET_STREAM)
-                        .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(record.value())))
+                        .contentLength(record.valueLength())
+                        // The value's bytes as they are: no codec to look up for every GET.
+                        .body((response, context) -> response.writeWith(
+                                Mono.just(DefaultDataBufferFactory.sharedInstance.wrap(record.value())))))
                 .switchIfEmpty(Mono.defer(() -> ApiErrors.plain(HttpStatus.NOT_FOUND, "no value for this id")));
     }
 

@@ -3,6 +3,9 @@ package dev.kvlab.api;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import org.springframework.http.HttpMethod;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
@@ -18,6 +21,8 @@ import reactor.core.publisher.Mono;
 final class RequestMetrics {
 
     private final MeterRegistry registry;
+    /** Timers by operation and status: built once, not on every request. */
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
     RequestMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -31,18 +36,18 @@ final class RequestMetrics {
     }
 
     void record(String operation, int status, long startNanos) {
-        timer(operation, status).record(System.nanoTime() - startNanos, java.util.concurrent.TimeUnit.NANOSECONDS);
+        timer(operation, status).record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
 
     private Timer timer(String operation, int status) {
-        return Timer.builder("kvlab.requests")
+        return timers.computeIfAbsent(operation + ' ' + status, unused -> Timer.builder("kvlab.requests")
                 .description("Client requests, from arrival to the response (to the end of the stream for ranges)")
                 .tag("operation", operation)
                 .tag("status", Integer.toString(status))
                 .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofNanos(50_000))
                 .maximumExpectedValue(Duration.ofSeconds(10))
-                .register(registry);
+                .register(registry));
     }
 
     private static String operationOf(HttpMethod method) {

@@ -10,7 +10,6 @@ import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -49,11 +48,20 @@ public final class Coordinator {
     /** The newest live record of the key; empty when absent or deleted. */
     public Mono<Record> get(byte[] key, ReplicaCount requested) {
         return Mono.defer(() -> {
-            Quorum<ReplicaAnswer> quorum = ask(key, requested, "get", replica -> replica.read(key)
-                    .map(found -> new ReplicaAnswer(replica, found.orElse(null))));
-            quorum.all().subscribe(answers -> readRepair.repair(key, answers));
-            return quorum.enough().mapNotNull(answers -> {
-                Record newest = ReplicaAnswer.newest(answers);
+            Topology current = topology.current();
+            ReplicaCount count = countFor(requested, current);
+            List<Replica> asked = replicasFor(key, count, current);
+            Mono<List<ReplicaAnswer>> answers;
+            if (asked.size() == 1) {
+                // One replica asked: its answer is the answer, and there is nothing to repair.
+                answers = read(asked.getFirst(), key).map(List::of);
+            } else {
+                Quorum<ReplicaAnswer> quorum = Quorum.collect(count, asked.stream().map(replica -> read(replica, key)).toList());
+                quorum.all().subscribe(all -> readRepair.repair(key, all));
+                answers = quorum.enough();
+            }
+            return counted(answers, count, "get").mapNotNull(enough -> {
+                Record newest = ReplicaAnswer.newest(enough);
                 if (newest == null) {
                     return null;
                 }
@@ -74,23 +82,47 @@ public final class Coordinator {
     }
 
     private Mono<Void> write(byte[] key, Record record, ReplicaCount requested, String operation) {
-        return ask(key, requested, operation, replica -> replica.write(key, record).thenReturn(replica)).enough().then();
+        Topology current = topology.current();
+        ReplicaCount count = countFor(requested, current);
+        List<Replica> asked = replicasFor(key, count, current);
+        Mono<?> acknowledged = asked.size() == 1
+                ? write(asked.getFirst(), key, record)
+                : Quorum.collect(count, asked.stream().map(replica -> write(replica, key, record)).toList()).enough();
+        return counted(acknowledged, count, operation).then();
     }
 
-    /** Sends {@code call} to the key's replicas; {@code requested == null} means the cluster's default quorum. */
-    private <T> Quorum<T> ask(byte[] key, ReplicaCount requested, String operation, Function<Replica, Mono<T>> call) {
-        Topology current = topology.current();
+    private Mono<ReplicaAnswer> read(Replica replica, byte[] key) {
+        return replica.read(key)
+                .map(found -> new ReplicaAnswer(replica, found.orElse(null)))
+                .doOnError(metrics::replicaFailed);
+    }
+
+    private Mono<Replica> write(Replica replica, byte[] key, Record record) {
+        return replica.write(key, record).thenReturn(replica).doOnError(metrics::replicaFailed);
+    }
+
+    /** The request's {@code ack/from}; {@code null} means the cluster's default quorum. */
+    private static ReplicaCount countFor(ReplicaCount requested, Topology current) {
         ReplicaCount count = requested != null ? requested : ReplicaCount.quorumOf(current.size());
         if (count.from() > current.size()) {
             throw new UnsatisfiableReplicasException(count, current.size());
         }
-        List<Mono<T>> calls = new ArrayList<>(count.from());
+        return count;
+    }
+
+    private List<Replica> replicasFor(byte[] key, ReplicaCount count, Topology current) {
+        List<Replica> asked = new ArrayList<>(count.from());
         for (String node : current.replicasFor(key, count.from())) {
-            calls.add(call.apply(replicas.replicaOf(node, current)).doOnError(metrics::replicaFailed));
+            asked.add(replicas.replicaOf(node, current));
         }
-        Quorum<T> quorum = Quorum.collect(count, calls);
-        quorum.enough().subscribe(null, error -> metrics.quorumFailed(operation));
-        return quorum;
+        return asked;
+    }
+
+    /** Any failure to gather {@code ack} answers is a 504, counted by operation. */
+    private <T> Mono<T> counted(Mono<T> answers, ReplicaCount count, String operation) {
+        return answers
+                .onErrorMap(error -> !(error instanceof NotEnoughReplicasException), error -> new NotEnoughReplicasException(count, 0))
+                .doOnError(error -> metrics.quorumFailed(operation));
     }
 
     /**
