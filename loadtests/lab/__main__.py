@@ -63,7 +63,7 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="PIDs of the node JVMs to profile and measure, comma-separated",
     )
     p.add_argument("--name", default="local", help="the run's name, after its timestamp")
-    p.add_argument("--rate", type=int, default=1000, help="requests/s of put, get, mixed (1000)")
+    p.add_argument("--rate", type=int, default=500, help="requests/s of put, get, mixed (500)")
     p.add_argument("--duration", type=_duration, default=30, help="each phase: 30, 30s, 2m (30s)")
     p.add_argument("--range-rate", type=int, default=100, help="range reads/s (100)")
     p.add_argument("--keys", type=int, default=100_000, help="key space (100000)")

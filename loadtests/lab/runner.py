@@ -25,7 +25,7 @@ class RunConfig:
     pids: list[int]
     name: str = "local"
     phases: list[str] = field(default_factory=lambda: ["fill", "put", "get", "mixed"])
-    rate: int = 1000
+    rate: int = 500
     duration_s: int = 30
     range_rate: int = 100
     keys: int = 100_000

@@ -46,14 +46,21 @@ final class ReplicaHandler {
 
     private Mono<Void> read(HttpServerRequest request, HttpServerResponse response) {
         byte[] key = key(request);
+        // Choose the answer first, then send it: a sent answer completes empty, so a
+        // switchIfEmpty after the send would try to answer a second time.
         return store.get(key)
-                .flatMap(record -> response.status(HttpResponseStatus.OK)
-                        .header(ReplicaProtocol.VERSION_HEADER, record.version().toString())
-                        .header(ReplicaProtocol.TOMBSTONE_HEADER, Boolean.toString(record.isTombstone()))
-                        .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
-                        .send(Mono.just(Unpooled.wrappedBuffer(record.value())))
-                        .then())
-                .switchIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "this replica has no record of the key")));
+                .map(record -> sendRecord(response, record))
+                .defaultIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "this replica has no record of the key")))
+                .flatMap(answer -> answer);
+    }
+
+    private static Mono<Void> sendRecord(HttpServerResponse response, Record record) {
+        return response.status(HttpResponseStatus.OK)
+                .header(ReplicaProtocol.VERSION_HEADER, record.version().toString())
+                .header(ReplicaProtocol.TOMBSTONE_HEADER, Boolean.toString(record.isTombstone()))
+                .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                .send(Mono.just(Unpooled.wrappedBuffer(record.value())))
+                .then();
     }
 
     private Mono<Void> write(HttpServerRequest request, HttpServerResponse response) {
