@@ -22,7 +22,7 @@ check-java:
 build: check-java ## build service/target/kvlab-service.jar
 	$(MVN) -DskipTests package
 
-test: check-java ## run every test: unit, API, and process-level (kill -9, small heap)
+test: check-java ## run every test: unit, API, cluster, process (kill -9, small heap), Docker fault tests, the lab's self-tests
 	$(MVN) verify
 
 run: build ## run one node on PORT (8080) with data in DATA (./data/n0)

@@ -35,5 +35,6 @@ image: build docker-engine ## build the container image kvlab/service:<version> 
 test-containers: image ## run only the Testcontainers tests against the image
 	$(MVN) verify -pl testcontainers-it -Dkvlab.image=$(KVLAB_IMAGE)
 
-# The Testcontainers tests run in `make test` (./mvnw verify): the image must exist first.
-test: image
+# The Testcontainers tests run in `make test` (./mvnw verify): the image must exist first. The
+# lab's own self-tests (Python, seconds) run first.
+test: image lab-selftest

@@ -14,7 +14,7 @@
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
 #
 # PIDS defaults to the nodes `make up` started (data/run/*.pid). Every knob is optional:
-#   RATE (500/s), DURATION (30s), PHASES (fill,put,get,mixed; also range, status), KEYS (100000),
+#   RATE (500/s), DURATION (30s), WARMUP (10s unmeasured before each phase), PHASES (fill,put,get,mixed; also range, status), KEYS (100000),
 #   VALUE_SIZE (1024), REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none),
 #   SLO_P99_MS (10), NAME (local), COMPARE (a report; default the latest other), LAB_ARGS (more
 #   options of `python -m lab run --help`).
@@ -27,6 +27,7 @@ PIDS ?= $(shell cat data/run/*.pid 2>/dev/null | paste -sd, -)
 NAME ?= local
 RATE ?= 500
 DURATION ?= 30s
+WARMUP ?= 10s
 PHASES ?= fill,put,get,mixed
 KEYS ?= 100000
 VALUE_SIZE ?= 1024
@@ -37,7 +38,7 @@ SLO_P99_MS ?= 10
 COMPARE ?=
 LAB_ARGS ?=
 
-LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) --rate $(RATE) --duration $(DURATION) \
+LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) --rate $(RATE) --duration $(DURATION) --warmup $(WARMUP) \
 	--keys $(KEYS) --value-size $(VALUE_SIZE) --tool $(TOOL) --events "$(EVENTS)" --slo-p99-ms $(SLO_P99_MS) \
 	$(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(COMPARE),--compare $(COMPARE))
 
@@ -59,14 +60,14 @@ HOTPATH_TOOL ?= wrk
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(if $(filter saturation,$(SCENARIO)),saturation,phases) \
 	KVLAB_LAB_INVOCATION="make lab $(strip $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
-	scripts/lab.sh --name $(if $(filter local,$(NAME)),lab,$(NAME)) --rate $(RATE) --duration $(DURATION) \
+	scripts/lab.sh --name $(if $(filter local,$(NAME)),lab,$(NAME)) --rate $(RATE) --duration $(DURATION) --warmup $(WARMUP) \
 		--keys $(KEYS) --value-size $(VALUE_SIZE) --tool $(TOOL) --events "$(EVENTS)" --slo-p99-ms $(SLO_P99_MS) \
 		$(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(COMPARE),--compare $(COMPARE)) \
 		$(if $(filter saturation,$(SCENARIO)),--scenario $(SAT_SCENARIO) --start-rate $(START_RATE) --factor $(FACTOR) --max-steps $(MAX_STEPS),--phases $(PHASES)) \
 		$(LAB_ARGS)
 
 lab-smoke: ## CI: a short `make lab` end to end, then a check that its report has every part
-	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s KEYS=3000 PHASES=fill,put,get,mixed TOOL=k6
+	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed TOOL=k6
 	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-local-smoke | tail -n 1)"
 
 lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when present)
@@ -91,5 +92,6 @@ lab-profile: lab-tools ## one flame graph: PROFILE_PID=pid [EVENT=cpu SECONDS=10
 	@test -n "$(PROFILE_PID)" || { echo "usage: make lab-profile PROFILE_PID=<jvm pid> [EVENT=cpu SECONDS=10 OUT=profile.html]"; exit 2; }
 	loadtests/profiler/profile.sh $(PROFILE_PID) $(or $(EVENT),cpu) $(or $(SECONDS),10) $(or $(OUT),profile-$(PROFILE_PID)-$(or $(EVENT),cpu).html)
 
-lab-selftest: lab-tools ## test the lab's own code: report generator, wrk parsing, profiling windows
+lab-selftest: ## test the lab's own code: report generator, wrk parsing, profiling windows, warm-ups
+	@loadtests/tools/install.sh venv
 	cd loadtests && $(LAB_PY) -m unittest discover -s lab/tests -t . -v

@@ -65,6 +65,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", default="local", help="the run's name, after its timestamp")
     p.add_argument("--rate", type=int, default=500, help="requests/s of put, get, mixed (500)")
     p.add_argument("--duration", type=_duration, default=30, help="each phase: 30, 30s, 2m (30s)")
+    p.add_argument(
+        "--warmup",
+        type=_duration,
+        default=10,
+        help="before each timed phase (and a saturation search) the same load, unmeasured: 0 for none (10s)",
+    )
     p.add_argument("--range-rate", type=int, default=100, help="range reads/s (100)")
     p.add_argument("--keys", type=int, default=100_000, help="key space (100000)")
     p.add_argument("--value-size", type=int, default=1024, help="bytes per value (1024)")
@@ -172,6 +178,7 @@ def _config(a: argparse.Namespace, phases: list[str]) -> runner.RunConfig:
         phases=phases,
         rate=a.rate,
         duration_s=a.duration,
+        warmup_s=a.warmup,
         range_rate=a.range_rate,
         keys=a.keys,
         value_size=a.value_size,

@@ -10,7 +10,7 @@ import os
 import re
 import time
 import urllib.request
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
 from . import envinfo, load, profiling, tools
@@ -27,6 +27,7 @@ class RunConfig:
     phases: list[str] = field(default_factory=lambda: ["fill", "put", "get", "mixed"])
     rate: int = 500
     duration_s: int = 30
+    warmup_s: int = 10
     range_rate: int = 100
     keys: int = 100_000
     value_size: int = 1024
@@ -304,10 +305,19 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
         executor.check()
         run = Run(cfg, "phases", executor=executor)
         for text, (scenario, tool) in zip(cfg.phases, phases):
+            if scenario != "fill":
+                warm_up(run, cfg.spec(scenario, tool=tool), text)
             run.phase(cfg.spec(scenario, tool=tool), text, cfg.events)
         return run.finish()
     finally:
         executor.close()
+
+
+def warm_up(run: Run, spec: LoadSpec, label: str) -> None:
+    """The same load, unmeasured, for warmup_s first: a phase's first seconds on a fresh JVM
+    measure the JIT compiling its code path and RocksDB settling after the fill, not the store."""
+    if run.cfg.warmup_s > 0:
+        run.phase(replace(spec, duration_s=run.cfg.warmup_s), f"warm-up {label}", [], warmup=True)
 
 
 @dataclass
@@ -336,6 +346,7 @@ def run_saturation(cfg: RunConfig, sat: Saturation, executor=None) -> Path:
 def _saturation_steps(cfg: RunConfig, sat: Saturation, run: Run) -> Path:
     if sat.fill and sat.scenario in ("get", "mixed", "range"):
         run.phase(cfg.spec("fill"), "fill", [])
+    warm_up(run, cfg.spec(sat.scenario, sat.start_rate), f"{sat.scenario}@{sat.start_rate}")
     steps = []
     rate = sat.start_rate
     reason = f"reached the step limit ({sat.max_steps} steps)"

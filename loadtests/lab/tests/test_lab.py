@@ -7,9 +7,10 @@ import json
 import math
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
-from lab import load, profiling, report
+from lab import load, profiling, report, runner
 from lab.__main__ import _duration
 
 
@@ -270,3 +271,67 @@ class DurationTest(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class FakeExecutor:
+    """Records the phases a run asks for; no load, no nodes."""
+
+    name = "fake"
+    nodes: list = []
+
+    def __init__(self):
+        self.specs = []
+
+    def check(self):
+        pass
+
+    def config(self):
+        return {}
+
+    def env(self):
+        return {}
+
+    def profiling_gap_s(self):
+        return 0.0
+
+    def prepare(self, spec, out, label):
+        self.specs.append((label, spec))
+        return runner.Prepared(spec, out, label, 0.0)
+
+    def run(self, prepared, status=None):
+        result = {"achieved_rate": prepared.spec.rate or 0, "requested_rate": prepared.spec.rate, "latency": {}}
+        return load.PhaseRun(result, {}, [], [0], "", "")
+
+    def after_phase(self, label):
+        pass
+
+    def close(self):
+        pass
+
+
+class WarmUpTest(unittest.TestCase):
+    def run_with(self, warmup_s: int) -> list:
+        executor = FakeExecutor()
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = runner.RunConfig(
+                targets=["http://127.0.0.1:1"], pids=[], phases=["fill", "put", "get@wrk"], duration_s=30,
+                warmup_s=warmup_s, events=[], reports_dir=Path(tmp),
+            )
+            with mock.patch.object(runner.Run, "finish", lambda run: run.dir):
+                runner.run_phases(cfg, executor)
+        return [(label, spec.scenario, spec.tool, spec.duration_s) for label, spec in executor.specs]
+
+    def test_each_timed_phase_runs_first_unmeasured_with_the_same_load(self):
+        self.assertEqual(
+            self.run_with(10),
+            [
+                ("fill", "fill", "k6", 900),
+                ("warm-up put", "put", "k6", 10),
+                ("put", "put", "k6", 30),
+                ("warm-up get@wrk", "get", "wrk", 10),
+                ("get@wrk", "get", "wrk", 30),
+            ],
+        )
+
+    def test_no_warm_up_when_zero(self):
+        self.assertEqual([label for label, *_ in self.run_with(0)], ["fill", "put", "get@wrk"])
