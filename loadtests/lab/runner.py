@@ -27,7 +27,7 @@ class RunConfig:
     phases: list[str] = field(default_factory=lambda: ["fill", "put", "get", "mixed"])
     rate: int = 500
     duration_s: int = 30
-    warmup_s: int = 10
+    warmup_s: int = 30
     range_rate: int = 100
     keys: int = 100_000
     value_size: int = 1024
@@ -304,9 +304,13 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
     try:
         executor.check()
         run = Run(cfg, "phases", executor=executor)
+        warm = {"fill"}
         for text, (scenario, tool) in zip(cfg.phases, phases):
-            if scenario != "fill":
+            if scenario not in warm:
                 warm_up(run, cfg.spec(scenario, tool=tool), text)
+                warm.add(scenario)
+            if {"put", "get"} <= warm:
+                warm.add("mixed")  # the mixed phase runs the code paths of both
             run.phase(cfg.spec(scenario, tool=tool), text, cfg.events)
         return run.finish()
     finally:
@@ -314,8 +318,9 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
 
 
 def warm_up(run: Run, spec: LoadSpec, label: str) -> None:
-    """The same load, unmeasured, for warmup_s first: a phase's first seconds on a fresh JVM
-    measure the JIT compiling its code path and RocksDB settling after the fill, not the store."""
+    """The same load, unmeasured, for warmup_s, before the first phase of a scenario: on fresh
+    JVMs that share two cores the JIT needs tens of seconds of a workload before it runs at speed,
+    and a phase that began cold would measure the compiler, not the store."""
     if run.cfg.warmup_s > 0:
         run.phase(replace(spec, duration_s=run.cfg.warmup_s), f"warm-up {label}", [], warmup=True)
 

@@ -314,14 +314,14 @@ class WarmUpTest(unittest.TestCase):
         executor = FakeExecutor()
         with tempfile.TemporaryDirectory() as tmp:
             cfg = runner.RunConfig(
-                targets=["http://127.0.0.1:1"], pids=[], phases=["fill", "put", "get@wrk"], duration_s=30,
+                targets=["http://127.0.0.1:1"], pids=[], phases=["fill", "put", "get@wrk", "get", "mixed"], duration_s=30,
                 warmup_s=warmup_s, events=[], reports_dir=Path(tmp),
             )
             with mock.patch.object(runner.Run, "finish", lambda run: run.dir):
                 runner.run_phases(cfg, executor)
         return [(label, spec.scenario, spec.tool, spec.duration_s) for label, spec in executor.specs]
 
-    def test_each_timed_phase_runs_first_unmeasured_with_the_same_load(self):
+    def test_each_scenario_runs_first_unmeasured_once(self):
         self.assertEqual(
             self.run_with(10),
             [
@@ -330,8 +330,10 @@ class WarmUpTest(unittest.TestCase):
                 ("put", "put", "k6", 30),
                 ("warm-up get@wrk", "get", "wrk", 10),
                 ("get@wrk", "get", "wrk", 30),
+                ("get", "get", "k6", 30),
+                ("mixed", "mixed", "k6", 30),
             ],
         )
 
     def test_no_warm_up_when_zero(self):
-        self.assertEqual([label for label, *_ in self.run_with(0)], ["fill", "put", "get@wrk"])
+        self.assertEqual([label for label, *_ in self.run_with(0)], ["fill", "put", "get@wrk", "get", "mixed"])
