@@ -14,7 +14,7 @@
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
 #
 # PIDS defaults to the nodes `make up` started (data/run/*.pid). Every knob is optional:
-#   RATE (500/s), DURATION (30s), WARMUP (30s of a scenario's load, unmeasured, before its first phase), PHASES (fill,put,get,mixed; also range, status), KEYS (100000),
+#   RATE (500/s), DURATION (30s), WARMUP (60s of a scenario's load, unmeasured, before its first phase; the fill warms put), PHASES (fill,put,get,mixed; also range, status), KEYS (100000),
 #   VALUE_SIZE (1024), REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none),
 #   SLO_P99_MS (10), NAME (local), COMPARE (a report; default the latest other), LAB_ARGS (more
 #   options of `python -m lab run --help`).
@@ -27,7 +27,7 @@ PIDS ?= $(shell cat data/run/*.pid 2>/dev/null | paste -sd, -)
 NAME ?= local
 RATE ?= 500
 DURATION ?= 30s
-WARMUP ?= 30s
+WARMUP ?= 60s
 PHASES ?= fill,put,get,mixed
 KEYS ?= 100000
 VALUE_SIZE ?= 1024

@@ -68,9 +68,9 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--warmup",
         type=_duration,
-        default=30,
+        default=60,
         help="before the first phase of each scenario (and a saturation search) the same load, unmeasured; "
-        "mixed is warm after put and get; 0 for none (30s)",
+        "the fill warms put, put and get warm mixed; 0 for none (60s)",
     )
     p.add_argument("--range-rate", type=int, default=100, help="range reads/s (100)")
     p.add_argument("--keys", type=int, default=100_000, help="key space (100000)")

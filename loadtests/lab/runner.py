@@ -27,7 +27,7 @@ class RunConfig:
     phases: list[str] = field(default_factory=lambda: ["fill", "put", "get", "mixed"])
     rate: int = 500
     duration_s: int = 30
-    warmup_s: int = 30
+    warmup_s: int = 60
     range_rate: int = 100
     keys: int = 100_000
     value_size: int = 1024
@@ -304,23 +304,29 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
     try:
         executor.check()
         run = Run(cfg, "phases", executor=executor)
-        warm = {"fill"}
+        warm = set()
         for text, (scenario, tool) in zip(cfg.phases, phases):
-            if scenario not in warm:
+            if scenario not in warm and scenario != "fill":
                 warm_up(run, cfg.spec(scenario, tool=tool), text)
-                warm.add(scenario)
-            if {"put", "get"} <= warm:
-                warm.add("mixed")  # the mixed phase runs the code paths of both
             run.phase(cfg.spec(scenario, tool=tool), text, cfg.events)
+            warm |= warmed_by(scenario, warm)
         return run.finish()
     finally:
         executor.close()
 
 
+def warmed_by(scenario: str, warm: set[str]) -> set[str]:
+    """The scenarios whose code paths are compiled once this one has run: the fill sends PUTs at
+    full speed, and mixed runs what put and get do."""
+    done = {scenario} | ({"put"} if scenario == "fill" else set())
+    return done | ({"mixed"} if {"put", "get"} <= warm | done else set())
+
+
 def warm_up(run: Run, spec: LoadSpec, label: str) -> None:
-    """The same load, unmeasured, for warmup_s, before the first phase of a scenario: on fresh
-    JVMs that share two cores the JIT needs tens of seconds of a workload before it runs at speed,
-    and a phase that began cold would measure the compiler, not the store."""
+    """The same load, unmeasured, for warmup_s, before the first phase of a scenario: at a few
+    hundred requests/s a node's methods reach the JIT's compile thresholds only after tens of
+    seconds (three JVMs on two cores measured about a minute for GET), and a phase that began
+    cold would measure the compiler, not the store."""
     if run.cfg.warmup_s > 0:
         run.phase(replace(spec, duration_s=run.cfg.warmup_s), f"warm-up {label}", [], warmup=True)
 

@@ -310,11 +310,11 @@ class FakeExecutor:
 
 
 class WarmUpTest(unittest.TestCase):
-    def run_with(self, warmup_s: int) -> list:
+    def run_with(self, phases: list[str], warmup_s: int = 10) -> list:
         executor = FakeExecutor()
         with tempfile.TemporaryDirectory() as tmp:
             cfg = runner.RunConfig(
-                targets=["http://127.0.0.1:1"], pids=[], phases=["fill", "put", "get@wrk", "get", "mixed"], duration_s=30,
+                targets=["http://127.0.0.1:1"], pids=[], phases=phases, duration_s=30,
                 warmup_s=warmup_s, events=[], reports_dir=Path(tmp),
             )
             with mock.patch.object(runner.Run, "finish", lambda run: run.dir):
@@ -323,9 +323,8 @@ class WarmUpTest(unittest.TestCase):
 
     def test_each_scenario_runs_first_unmeasured_once(self):
         self.assertEqual(
-            self.run_with(10),
+            self.run_with(["put", "get@wrk", "get", "mixed"]),
             [
-                ("fill", "fill", "k6", 900),
                 ("warm-up put", "put", "k6", 10),
                 ("put", "put", "k6", 30),
                 ("warm-up get@wrk", "get", "wrk", 10),
@@ -335,5 +334,9 @@ class WarmUpTest(unittest.TestCase):
             ],
         )
 
+    def test_the_fill_warms_put(self):
+        labels = [label for label, *_ in self.run_with(["fill", "put", "mixed"])]
+        self.assertEqual(labels, ["fill", "put", "warm-up mixed", "mixed"])
+
     def test_no_warm_up_when_zero(self):
-        self.assertEqual([label for label, *_ in self.run_with(0)], ["fill", "put", "get@wrk", "get", "mixed"])
+        self.assertEqual([label for label, *_ in self.run_with(["put", "get"], 0)], ["put", "get"])
