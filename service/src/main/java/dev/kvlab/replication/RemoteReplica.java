@@ -48,7 +48,7 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(byte[] key) {
-        return client.get().uri(recordUri(key)).exchangeToMono(this::readAnswer).timeout(timeout);
+        return client.get().uri(recordUri(key)).exchangeToMono(this::readAnswer).timeout(deadline());
     }
 
     private Mono<Optional<Record>> readAnswer(ClientResponse response) {
@@ -80,7 +80,15 @@ public final class RemoteReplica implements Replica {
         return call.exchangeToMono(response -> response.statusCode().value() == expected.value()
                         ? response.releaseBody()
                         : failure(response))
-                .timeout(timeout);
+                .timeout(deadline());
+    }
+
+    /**
+     * The timeout as a publisher, not a Duration: for a Duration, Reactor names the operator
+     * chain for the timeout's message on every subscription (a regex per replica call).
+     */
+    private Mono<Long> deadline() {
+        return Mono.delay(timeout);
     }
 
     @Override
@@ -92,7 +100,7 @@ public final class RemoteReplica implements Replica {
         }
         return client.get().uri(URI.create(uri.toString()))
                 .exchangeToFlux(this::records)
-                .timeout(Mono.delay(timeout), entry -> Mono.delay(rangeIdleTimeout));
+                .timeout(deadline(), entry -> Mono.delay(rangeIdleTimeout));
     }
 
     private Flux<Entry> records(ClientResponse response) {
