@@ -54,15 +54,8 @@ CACHE_DIR=${KVLAB_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/kvlab}
 say() { printf '[base-image] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo "$@"
-  else
-    die "needs root for: $*"
-  fi
-}
+# shellcheck source=as-root.sh
+. "$(dirname "${BASH_SOURCE[0]}")/as-root.sh"
 
 if [ -n "${BASE_IMAGE:-}" ]; then
   echo "$BASE_IMAGE"

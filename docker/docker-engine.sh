@@ -22,15 +22,8 @@ WAIT_SECONDS=${KVLAB_DOCKERD_WAIT:-60}
 say() { printf '[docker-engine] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo "$@"
-  else
-    die "needs root for: $*"
-  fi
-}
+# shellcheck source=as-root.sh
+. "$(dirname "${BASH_SOURCE[0]}")/as-root.sh"
 
 # Whether an engine answers at all, whatever API version the environment asks for.
 engine_answers() { env -u DOCKER_API_VERSION docker info >/dev/null 2>&1; }
