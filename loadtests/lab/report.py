@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from . import tools  # noqa: E402
+from . import flamegraph, tools  # noqa: E402
 
 TABLE = ["p50", "p75", "p90", "p99", "p99.9", "p99.99", "p99.999", "p100"]
 KINDS = {"phases": "Fixed-rate phases", "saturation": "Saturation search", "hotpath": "Hot-path benchmark"}
@@ -191,7 +191,25 @@ def _series(result: dict) -> list[tuple[str, dict]]:
     return [(name, s) for name, s in result.get("latency", {}).items() if s]
 
 
-def phase_view(run: dict, phase: dict, prev: dict | None) -> dict:
+HOT_EVENTS = ("cpu", "itimer", "ctimer", "alloc")
+
+
+def hot_frames(graph: Path, event: str) -> dict | None:
+    """The hottest frames of a CPU or allocation flame graph, names without their Java package;
+    None for other events (wall and lock graphs are mostly threads waiting) or a graph that
+    cannot be read."""
+    if event not in HOT_EVENTS or not graph.is_file():
+        return None
+    try:
+        hot = flamegraph.hottest(graph)
+    except (OSError, ValueError, SyntaxError):
+        return None
+    short = [(name.rsplit("/", 1)[-1][:70], share) for name, share in hot["frames"]]
+    text = ", ".join(f"`{name}` {share * 100:.1f} %" for name, share in short)
+    return {"samples": hot["samples"], "frames": short, "text": text}
+
+
+def phase_view(run: dict, phase: dict, prev: dict | None, run_dir: Path | None = None) -> dict:
     r = phase["result"]
     requested = r.get("requested_rate")
     cpu = phase.get("cpu", {})
@@ -214,7 +232,8 @@ def phase_view(run: dict, phase: dict, prev: dict | None) -> dict:
     profiles = []
     for p in phase.get("profiles", []):
         href = f"{phase['dir']}/profiles/{p['file']}" if p.get("file") else None
-        profiles.append(p | {"href": href})
+        hot = hot_frames(run_dir / href, p.get("event", "")) if href and run_dir else None
+        profiles.append(p | {"href": href, "hot": hot})
     return {
         "label": phase["label"],
         "scenario": phase["scenario"],
@@ -343,7 +362,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
     overview = []
     for i, phase in enumerate(run["phases"]):
         prev = prev_phases.get(phase["label"])
-        view = phase_view(run, phase, prev)
+        view = phase_view(run, phase, prev, run_dir)
         series = []
         for j, (name, s) in enumerate(_series(phase["result"])):
             series.append((f"{name}", s["spectrum"], {"color": colors[j % len(colors)], "linewidth": 1.6}))

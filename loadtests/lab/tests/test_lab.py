@@ -10,7 +10,7 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
-from lab import load, profiling, report, runner
+from lab import flamegraph, load, profiling, report, runner
 from lab.__main__ import _duration
 
 
@@ -340,3 +340,36 @@ class WarmUpTest(unittest.TestCase):
 
     def test_no_warm_up_when_zero(self):
         self.assertEqual([label for label, *_ in self.run_with(["put", "get"], 0)], ["put", "get"])
+
+
+class FlameGraphTest(unittest.TestCase):
+    # An async-profiler page in miniature: names share prefixes (first char - 32 = length kept),
+    # f(key, level, left, width), u(key, width) = first child, key >>> 3 = the name's index.
+    PAGE = """<script>
+const cpool = [
+'all',
+' a/B.run',
+'$c',
+];
+unpack(cpool);
+f(0,0,0,10)
+u(8,8)
+u(16,5)
+f(16,1,8,2)
+</script>"""
+
+    def test_self_time_of_the_frames(self):
+        graph = flamegraph.frames(self.PAGE)
+        self.assertEqual([f.name for f in graph], ["all", "a/B.run", "a/B.c", "a/B.c"])
+        self.assertEqual(flamegraph.self_time(graph), {"a/B.c": 7, "a/B.run": 3})
+
+    def test_report_lists_the_hottest_frames_of_cpu_graphs_only(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            page = Path(tmp) / "n0-cpu.html"
+            page.write_text(self.PAGE)
+            hot = report.hot_frames(page, "cpu")
+            self.assertEqual(hot["samples"], 10)
+            self.assertEqual(hot["frames"], [("B.c", 0.7), ("B.run", 0.3)])
+            self.assertIsNone(report.hot_frames(page, "wall"))
+            page.write_text("<html>not a flame graph</html>")
+            self.assertIsNone(report.hot_frames(page, "cpu"))
