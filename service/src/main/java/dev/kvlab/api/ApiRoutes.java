@@ -11,6 +11,7 @@ import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
+import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.MediaType;
@@ -18,6 +19,7 @@ import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.netty.NettyPipeline;
 
 /**
  * The HTTP surface of a node: the client API of API.md ({@code /v0/entity}, {@code /v0/entities},
@@ -73,6 +75,16 @@ public class ApiRoutes {
             routes.get("/v0/entities", clientRange::range);
             return replication.port() > 0 ? routes : replica.addTo(routes);
         };
+    }
+
+    /** A target that is not a URI gets a 400 with a message, not Spring's empty one. */
+    @Bean
+    NettyServerCustomizer requestTargetGuard() {
+        return server -> server.doOnChannelInit((observer, channel, remoteAddress) -> {
+            if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
+                channel.pipeline().addAfter(NettyPipeline.HttpCodec, RequestTargetGuard.NAME, new RequestTargetGuard());
+            }
+        });
     }
 
     @Bean
