@@ -4,6 +4,7 @@ import dev.kvlab.cluster.Topology;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -28,7 +29,7 @@ public final class Coordinator {
     /** Entries buffered per node by a range merge: few, since an entry may hold a 1 MiB value. */
     private static final int MERGE_PREFETCH = 4;
     /** The key the warm-up reads from peers; reading it changes nothing. */
-    private static final byte[] WARM_UP_KEY = "kvlab-warm-up".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    private static final byte[] WARM_UP_KEY = "kvlab-warm-up".getBytes(StandardCharsets.UTF_8);
 
     private final TopologyProvider topology;
     private final ReplicaDirectory replicas;
@@ -48,19 +49,18 @@ public final class Coordinator {
     /** The newest live record of the key; empty when absent or deleted. */
     public Mono<Record> get(byte[] key, ReplicaCount requested) {
         return Mono.defer(() -> {
-            Topology current = topology.current();
-            ReplicaCount count = countFor(requested, current);
-            List<Replica> asked = replicasFor(key, count, current);
+            Asked asked = ask(key, requested);
             Mono<List<ReplicaAnswer>> answers;
-            if (asked.size() == 1) {
+            if (asked.replicas().size() == 1) {
                 // One replica asked: its answer is the answer, and there is nothing to repair.
-                answers = read(asked.getFirst(), key).map(List::of);
+                answers = read(asked.replicas().getFirst(), key).map(List::of);
             } else {
-                Quorum<ReplicaAnswer> quorum = Quorum.collect(count, asked.stream().map(replica -> read(replica, key)).toList());
+                Quorum<ReplicaAnswer> quorum = Quorum.collect(asked.count(),
+                        asked.replicas().stream().map(replica -> read(replica, key)).toList());
                 quorum.all().subscribe(all -> readRepair.repair(key, all));
                 answers = quorum.enough();
             }
-            return counted(answers, count, "get").mapNotNull(enough -> {
+            return counted(answers, asked.count(), "get").mapNotNull(enough -> {
                 Record newest = ReplicaAnswer.newest(enough);
                 if (newest == null) {
                     return null;
@@ -82,13 +82,11 @@ public final class Coordinator {
     }
 
     private Mono<Void> write(byte[] key, Record record, ReplicaCount requested, String operation) {
-        Topology current = topology.current();
-        ReplicaCount count = countFor(requested, current);
-        List<Replica> asked = replicasFor(key, count, current);
-        Mono<?> acknowledged = asked.size() == 1
-                ? write(asked.getFirst(), key, record)
-                : Quorum.collect(count, asked.stream().map(replica -> write(replica, key, record)).toList()).enough();
-        return counted(acknowledged, count, operation).then();
+        Asked asked = ask(key, requested);
+        Mono<?> acknowledged = asked.replicas().size() == 1
+                ? write(asked.replicas().getFirst(), key, record)
+                : Quorum.collect(asked.count(), asked.replicas().stream().map(replica -> write(replica, key, record)).toList()).enough();
+        return counted(acknowledged, asked.count(), operation).then();
     }
 
     private Mono<ReplicaAnswer> read(Replica replica, byte[] key) {
@@ -101,21 +99,22 @@ public final class Coordinator {
         return replica.write(key, record).thenReturn(replica).doOnError(metrics::replicaFailed);
     }
 
-    /** The request's {@code ack/from}; {@code null} means the cluster's default quorum. */
-    private static ReplicaCount countFor(ReplicaCount requested, Topology current) {
+    /** A request's {@code ack/from} and the key's first {@code from} replicas it goes to. */
+    private record Asked(ReplicaCount count, List<Replica> replicas) {
+    }
+
+    /** {@code requested == null} means the cluster's default quorum. */
+    private Asked ask(byte[] key, ReplicaCount requested) {
+        Topology current = topology.current();
         ReplicaCount count = requested != null ? requested : ReplicaCount.quorumOf(current.size());
         if (count.from() > current.size()) {
             throw new UnsatisfiableReplicasException(count, current.size());
         }
-        return count;
-    }
-
-    private List<Replica> replicasFor(byte[] key, ReplicaCount count, Topology current) {
         List<Replica> asked = new ArrayList<>(count.from());
         for (String node : current.replicasFor(key, count.from())) {
             asked.add(replicas.replicaOf(node, current));
         }
-        return asked;
+        return new Asked(count, asked);
     }
 
     /** Any failure to gather {@code ack} answers is a 504, counted by operation. */
