@@ -741,7 +741,7 @@ class K8sExecutor:
                 "api_server_local": self.local,
                 "kubectl": (version.get("clientVersion") or {}).get("gitVersion", "unknown"),
                 "server": (version.get("serverVersion") or {}).get("gitVersion", "unknown"),
-                "helm": _first_line([*helm, "version", "--short"]),
+                "helm": tools.first_line([*helm, "version", "--short"]),
                 "nodes": [node_facts(n) for n in _json_of([*kc, "get", "nodes", "-o", "json"], {}).get("items", [])],
                 "namespace": ns,
                 "release": {
@@ -1125,15 +1125,6 @@ def _completion_index(pod: dict) -> int:
         meta.get("labels") or {}
     ).get("batch.kubernetes.io/job-completion-index", "0")
     return int(raw)
-
-
-def _first_line(cmd: list[str]) -> str:
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as e:
-        return f"unknown ({e})"
-    text = (p.stdout + p.stderr).strip()
-    return text.splitlines()[0] if text else "unknown"
 
 
 def _json_of(argv: list[str], default):

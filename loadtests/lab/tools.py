@@ -37,7 +37,8 @@ def rel(path: Path | str) -> str:
         return str(p)
 
 
-def _first_line(cmd: list[str]) -> str:
+def first_line(cmd: list[str]) -> str:
+    """The first line a command prints (a version, typically), or why it could not run."""
     try:
         out = subprocess.run(cmd, capture_output=True, text=True, timeout=20)
     except (OSError, subprocess.TimeoutExpired) as e:
@@ -73,7 +74,7 @@ def k6() -> str:
 
 @functools.cache
 def k6_version() -> str:
-    return _first_line([k6(), "version"])
+    return first_line([k6(), "version"])
 
 
 @functools.cache
@@ -88,7 +89,7 @@ def wrk() -> Wrk:
         is_wrk2 = name == "wrk2" or "--rate" in usage
         if name == "wrk" and not is_wrk2 and shutil.which("wrk2"):
             continue
-        version = _first_line([path, "-v"])
+        version = first_line([path, "-v"])
         return Wrk(path, is_wrk2, version)
     raise SystemExit(f"no wrk or wrk2 on PATH: run {rel(INSTALL)}")
 
