@@ -75,19 +75,20 @@ class Command:
         return f"{env} {argv}".strip()
 
 
-def k6_env(spec: LoadSpec) -> dict[str, str]:
-    """The environment of a k6 scenario for the phase (all but SUMMARY_JSON, which says where the
-    summary goes): the same on this machine and in a Kubernetes Job."""
-    env = {
-        "TARGETS": ",".join(spec.targets),
-        "KEYS": str(spec.keys),
-        "VALUE_SIZE": str(spec.value_size),
-        "KEY_PREFIX": spec.key_prefix,
-    }
+def workload_env(spec: LoadSpec) -> dict[str, str]:
+    """What the k6 and the wrk scripts alike read: the key space, the values, ack/from, range size."""
+    env = {"KEYS": str(spec.keys), "VALUE_SIZE": str(spec.value_size), "KEY_PREFIX": spec.key_prefix}
     if spec.replicas:
         env["REPLICAS"] = spec.replicas
     if spec.scenario == "range":
         env["RANGE_SIZE"] = str(spec.range_size)
+    return env
+
+
+def k6_env(spec: LoadSpec) -> dict[str, str]:
+    """The environment of a k6 scenario for the phase (all but SUMMARY_JSON, which says where the
+    summary goes): the same on this machine and in a Kubernetes Job."""
+    env = {"TARGETS": ",".join(spec.targets)} | workload_env(spec)
     if spec.scenario == "fill":
         env |= {
             "FILL_VUS": str(spec.fill_vus),
@@ -110,12 +111,7 @@ def k6_env(spec: LoadSpec) -> dict[str, str]:
 def wrk_args(spec: LoadSpec, is_wrk2: bool, share: int = 1) -> tuple[list[str], dict[str, str]]:
     """Options and environment of one wrk process that sends 1/share of the phase (one process per
     target here; one Job in Kubernetes): wrk2 paces itself with -R, Debian's wrk from Lua."""
-    env = {"KEYS": str(spec.keys), "VALUE_SIZE": str(spec.value_size), "KEY_PREFIX": spec.key_prefix}
-    if spec.replicas:
-        env["REPLICAS"] = spec.replicas
-    if spec.scenario == "range":
-        env["RANGE_SIZE"] = str(spec.range_size)
-    env["WRK_STATUS"] = "1"
+    env = workload_env(spec) | {"WRK_STATUS": "1"}
     conns = max(1, spec.connections // share)
     threads = max(1, min(spec.threads, conns))
     rate = max(1, round(spec.rate / share))
