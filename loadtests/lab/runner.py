@@ -4,6 +4,7 @@ report."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
 import os
@@ -298,21 +299,29 @@ def phase_spec(text: str) -> tuple[str, str | None]:
     return scenario, tool or None
 
 
-def run_phases(cfg: RunConfig, executor=None) -> Path:
-    phases = [phase_spec(p) for p in cfg.phases]
+@contextlib.contextmanager
+def checked(cfg: RunConfig, executor=None):
+    """The run's executor (local processes by default), its nodes checked first, closed after."""
     executor = executor or LocalExecutor(cfg)
     try:
         executor.check()
+        yield executor
+    finally:
+        executor.close()
+
+
+def run_phases(cfg: RunConfig, executor=None) -> Path:
+    phases = [phase_spec(p) for p in cfg.phases]
+    with checked(cfg, executor) as executor:
         run = Run(cfg, "phases", executor=executor)
         warm = set()
         for text, (scenario, tool) in zip(cfg.phases, phases):
+            spec = cfg.spec(scenario, tool=tool)
             if scenario not in warm and scenario != "fill":
-                warm_up(run, cfg.spec(scenario, tool=tool), text)
-            run.phase(cfg.spec(scenario, tool=tool), text, cfg.events)
+                warm_up(run, spec, text)
+            run.phase(spec, text, cfg.events)
             warm |= warmed_by(scenario, warm)
         return run.finish()
-    finally:
-        executor.close()
 
 
 def warmed_by(scenario: str, warm: set[str]) -> set[str]:
@@ -345,13 +354,9 @@ class Saturation:
 
 def run_saturation(cfg: RunConfig, sat: Saturation, executor=None) -> Path:
     """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail."""
-    executor = executor or LocalExecutor(cfg)
-    try:
-        executor.check()
+    with checked(cfg, executor) as executor:
         run = Run(cfg, "saturation", {"saturation": asdict(sat)}, executor=executor)
         return _saturation_steps(cfg, sat, run)
-    finally:
-        executor.close()
 
 
 def _saturation_steps(cfg: RunConfig, sat: Saturation, run: Run) -> Path:
