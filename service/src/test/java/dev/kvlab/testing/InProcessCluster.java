@@ -38,10 +38,11 @@ public final class InProcessCluster implements AutoCloseable {
         this.dirs = new Path[size];
         this.nodes = new ConfigurableApplicationContext[size];
         this.extraProperties = extraProperties;
+        int[] free = freePorts(replicaPorts ? 2 * size : size);
         for (int i = 0; i < size; i++) {
-            ports[i] = freePort();
+            ports[i] = free[i];
             if (replicaPorts) {
-                this.replicaPorts[i] = freePort();
+                this.replicaPorts[i] = free[size + i];
             }
             dirs[i] = Files.createTempDirectory("kvlab-node" + i + "-");
         }
@@ -149,11 +150,24 @@ public final class InProcessCluster implements AutoCloseable {
         }
     }
 
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            return socket.getLocalPort();
+    /** Distinct free ports: every socket stays open until all are chosen, so none is handed out twice. */
+    private static int[] freePorts(int count) {
+        List<ServerSocket> sockets = new ArrayList<>(count);
+        try {
+            for (int i = 0; i < count; i++) {
+                sockets.add(new ServerSocket(0));
+            }
+            return sockets.stream().mapToInt(ServerSocket::getLocalPort).toArray();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
+        } finally {
+            for (ServerSocket socket : sockets) {
+                try {
+                    socket.close();
+                } catch (IOException ignored) {
+                    // a port we only looked at
+                }
+            }
         }
     }
 }
