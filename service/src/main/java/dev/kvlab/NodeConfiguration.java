@@ -125,7 +125,7 @@ class NodeConfiguration {
                             ReplicationMetrics metrics, WebClient replicaClient, ReplicationProperties replication, ApiProperties api) {
         LocalReplica local = new LocalReplica(topology.current().self(), store);
         ReplicaDirectory replicas = new ReplicaDirectory(local, node -> new RemoteReplica(node, replicaClient,
-                replication.timeout(), replication.rangeIdleTimeout(), MAX_KEY_BYTES, api.maxValueSize().toBytes()));
+                replication.timeout(), replication.rangeIdleTimeout(), MAX_KEY_BYTES, api.maxValueSize().toBytes(), replication.batch(), metrics));
         return new Coordinator(topology, replicas, clock, readRepair, metrics);
     }
 }

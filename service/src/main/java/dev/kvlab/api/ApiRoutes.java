@@ -59,8 +59,8 @@ public class ApiRoutes {
     }
 
     @Bean
-    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties properties) {
-        return new ReplicaHandler(store, clock, properties.maxValueSize());
+    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties properties, ReplicationProperties replication) {
+        return new ReplicaHandler(store, clock, properties.maxValueSize(), replication.batch());
     }
 
     /**

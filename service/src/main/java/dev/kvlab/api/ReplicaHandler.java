@@ -1,14 +1,19 @@
 package dev.kvlab.api;
 
 import dev.kvlab.replication.HybridLogicalClock;
+import dev.kvlab.replication.ReplicaBatch;
 import dev.kvlab.replication.ReplicaProtocol;
+import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
+import dev.kvlab.storage.StoreOp;
 import dev.kvlab.storage.Version;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.nio.ByteBuffer;
+import java.util.List;
 import java.util.function.BiFunction;
 import org.springframework.http.MediaType;
 import org.springframework.util.unit.DataSize;
@@ -28,16 +33,20 @@ final class ReplicaHandler {
     private final HybridLogicalClock clock;
     private final DataSize maxValueSize;
 
-    ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize) {
+    private final ReplicationProperties.Batch batchLimits;
+
+    ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize, ReplicationProperties.Batch batchLimits) {
         this.store = store;
         this.clock = clock;
         this.maxValueSize = maxValueSize;
+        this.batchLimits = batchLimits;
     }
 
     /** Adds the protocol's routes, the records stream included. */
     HttpServerRoutes addTo(HttpServerRoutes routes) {
         RangeHandler records = new RangeHandler(store::range, accepted -> RangeFormat.RECORDS, null);
         return routes
+                .post(ReplicaProtocol.BATCH_PATH, guarded(this::batch))
                 .get(ReplicaProtocol.RECORD_PATH, guarded(this::read))
                 .put(ReplicaProtocol.RECORD_PATH, guarded(this::write))
                 .delete(ReplicaProtocol.RECORD_PATH, guarded(this::delete))
@@ -61,6 +70,48 @@ final class ReplicaHandler {
                 .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
                 .send(Mono.just(Unpooled.wrappedBuffer(record.value())))
                 .then();
+    }
+
+    /**
+     * Many calls in one request and one storage task. A body larger than a full batch plus one
+     * maximal value is refused before it is read, so the aggregated body stays bounded.
+     */
+    private Mono<Void> batch(HttpServerRequest request, HttpServerResponse response) {
+        long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
+        if (length < 0) {
+            return NettyResponses.closing(response, HttpResponseStatus.LENGTH_REQUIRED, "a batch needs a Content-Length");
+        }
+        // A sender fills a batch up to max-bytes, or sends one larger call alone: kind, two lengths, key, record.
+        long maxLength = Math.max(batchLimits.maxBytes().toBytes(),
+                9L + RequestParameters.MAX_KEY_BYTES + Record.HEADER_BYTES + maxValueSize.toBytes());
+        if (length > maxLength) {
+            return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    "a batch body is at most " + maxLength + " bytes, this one is " + length);
+        }
+        return request.receive().aggregate()
+                .map(body -> ops(body.nioBuffer()))
+                .switchIfEmpty(Mono.error(() -> new BadRequestException("the batch has no calls")))
+                .flatMap(ops -> store.batch(ops).map(results -> ReplicaBatch.encodeAnswers(ops, results)))
+                .flatMap(answers -> response.status(HttpResponseStatus.OK)
+                        .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                        .send(Mono.just(Unpooled.wrappedBuffer(answers)))
+                        .then());
+    }
+
+    /** A batch's calls; a write's version also moves this node's clock past it. */
+    private List<StoreOp> ops(ByteBuffer body) {
+        List<StoreOp> ops;
+        try {
+            ops = ReplicaBatch.decodeCalls(body, batchLimits.maxCalls(), RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes());
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("bad batch: " + e.getMessage());
+        }
+        for (StoreOp op : ops) {
+            if (op instanceof StoreOp.Write write) {
+                clock.observe(write.record().version());
+            }
+        }
+        return ops;
     }
 
     private Mono<Void> write(HttpServerRequest request, HttpServerResponse response) {

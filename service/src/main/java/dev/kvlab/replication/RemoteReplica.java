@@ -2,14 +2,17 @@ package dev.kvlab.replication;
 
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
-import dev.kvlab.storage.Version;
+import dev.kvlab.storage.StoreOp;
 import java.net.URI;
+import java.nio.ByteBuffer;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
@@ -17,8 +20,9 @@ import reactor.core.publisher.Mono;
 
 /**
  * A replica on another node, reached over {@link ReplicaProtocol} with the shared, pooled
- * {@link WebClient}. Every call fails (never hangs) when the peer does not answer in time: a
- * single-key call within {@code timeout} (connecting included), a range's first entry within
+ * {@link WebClient}: single-key calls travel in batches ({@link PeerBatcher}), a range as a stream
+ * of its own. Every call fails (never hangs) when the peer does not answer in time: a
+ * single-key call within {@code timeout} (waiting for its batch included), a range's first entry within
  * {@code timeout} and each next one within {@code rangeIdleTimeout}. A call cut short by its
  * timeout closes its connection, so a dead peer's connections leave the pool as they fail.
  */
@@ -26,15 +30,19 @@ public final class RemoteReplica implements Replica {
 
     private final String node;
     private final WebClient client;
+    private final URI batchUri;
+    private final PeerBatcher batcher;
     private final Duration timeout;
     private final Duration rangeIdleTimeout;
     private final int maxKeyLength;
     private final long maxValueLength;
 
     public RemoteReplica(String node, WebClient client, Duration timeout, Duration rangeIdleTimeout,
-                         int maxKeyLength, long maxValueLength) {
+                         int maxKeyLength, long maxValueLength, ReplicationProperties.Batch batching, ReplicationMetrics metrics) {
         this.node = node;
         this.client = client;
+        this.batchUri = URI.create(node + ReplicaProtocol.BATCH_PATH);
+        this.batcher = new PeerBatcher(node, this::send, batching, metrics::batchSent);
         this.timeout = timeout;
         this.rangeIdleTimeout = rangeIdleTimeout;
         this.maxKeyLength = maxKeyLength;
@@ -48,39 +56,34 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(byte[] key) {
-        return client.get().uri(recordUri(key)).exchangeToMono(this::readAnswer).timeout(deadline());
-    }
-
-    private Mono<Optional<Record>> readAnswer(ClientResponse response) {
-        if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
-            return response.releaseBody().thenReturn(Optional.empty());
-        }
-        if (response.statusCode().value() != HttpStatus.OK.value()) {
-            return failure(response);
-        }
-        Version version = Version.parse(header(response, ReplicaProtocol.VERSION_HEADER));
-        boolean tombstone = Boolean.parseBoolean(header(response, ReplicaProtocol.TOMBSTONE_HEADER));
-        if (tombstone) {
-            return response.releaseBody().thenReturn(Optional.of(Record.tombstone(version)));
-        }
-        return DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
-                .map(body -> Record.value(version, ValueArrays.copyOf(body)))
-                .defaultIfEmpty(Record.value(version, Record.newValueArray(0)))
-                .map(Optional::of);
+        return batcher.call(new StoreOp.Read(key)).timeout(deadline());
     }
 
     @Override
     public Mono<Void> write(byte[] key, Record record) {
-        WebClient.RequestHeadersSpec<?> call = record.isTombstone()
-                ? client.delete().uri(recordUri(key)).header(ReplicaProtocol.VERSION_HEADER, record.version().toString())
-                : client.put().uri(recordUri(key))
-                        .header(ReplicaProtocol.VERSION_HEADER, record.version().toString())
-                        .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(record.value()));
-        HttpStatus expected = record.isTombstone() ? HttpStatus.ACCEPTED : HttpStatus.CREATED;
-        return call.exchangeToMono(response -> response.statusCode().value() == expected.value()
-                        ? response.releaseBody()
+        return batcher.call(new StoreOp.Write(key, record)).timeout(deadline()).then();
+    }
+
+    /** One batch of calls to this peer ({@link ReplicaBatch}), answered in order. */
+    private Mono<List<Optional<Record>>> send(List<StoreOp> ops) {
+        return client.post().uri(batchUri)
+                .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(ReplicaBatch.encodeCalls(ops)))
+                .exchangeToMono(response -> response.statusCode().value() == HttpStatus.OK.value()
+                        ? DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
+                                .map(body -> ReplicaBatch.decodeAnswers(bytesOf(body), ops, maxValueLength))
                         : failure(response))
                 .timeout(deadline());
+    }
+
+    private static ByteBuffer bytesOf(DataBuffer body) {
+        try {
+            byte[] bytes = new byte[body.readableByteCount()];
+            body.read(bytes);
+            return ByteBuffer.wrap(bytes);
+        } finally {
+            DataBufferUtils.release(body);
+        }
     }
 
     /**
@@ -112,18 +115,6 @@ public final class RemoteReplica implements Replica {
         return response.bodyToFlux(DataBuffer.class)
                 .concatMapIterable(decoder::decode, 2)
                 .concatWith(Mono.fromRunnable(decoder::finish));
-    }
-
-    private URI recordUri(byte[] key) {
-        return URI.create(node + ReplicaProtocol.RECORD_PATH + "?id=" + ReplicaProtocol.encodeKey(key));
-    }
-
-    private static String header(ClientResponse response, String name) {
-        String value = response.headers().asHttpHeaders().getFirst(name);
-        if (value == null) {
-            throw new IllegalStateException("the replica's answer lacks the " + name + " header");
-        }
-        return value;
     }
 
     private <T> Mono<T> failure(ClientResponse response) {

@@ -5,11 +5,15 @@ package dev.kvlab.replication;
  * so a replica request never fans out again:
  *
  * <ul>
+ *   <li>{@code POST /internal/v0/batch} runs many single-key reads and writes in one request and
+ *       one storage task, answered in order (200): how coordinators reach replicas
+ *       ({@link ReplicaBatch}, {@link PeerBatcher});</li>
  *   <li>{@code GET /internal/v0/record?id=} answers 200 with the record's value (a tombstone's is
  *       empty) or 404 when the replica never saw the key; the version and the tombstone flag
  *       travel in headers;</li>
  *   <li>{@code PUT /internal/v0/record?id=} stores the body under the version header (201);</li>
- *   <li>{@code DELETE /internal/v0/record?id=} stores a tombstone under the version header (202);</li>
+ *   <li>{@code DELETE /internal/v0/record?id=} stores a tombstone under the version header (202)
+ *       (these three single calls are there for people and tools looking at one replica);</li>
  *   <li>{@code GET /internal/v0/records?start=&end=} streams the replica's records, tombstones
  *       included, in key order, each framed as {@code [key length:4][key][record length:4][record]},
  *       the record in its stored form ({@link RecordFrames}).</li>
@@ -19,6 +23,7 @@ public final class ReplicaProtocol {
 
     public static final String RECORD_PATH = "/internal/v0/record";
     public static final String RECORDS_PATH = "/internal/v0/records";
+    public static final String BATCH_PATH = "/internal/v0/batch";
     public static final String VERSION_HEADER = "X-Kvlab-Version";
     public static final String TOMBSTONE_HEADER = "X-Kvlab-Tombstone";
 

@@ -1,18 +1,20 @@
 package dev.kvlab.replication;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.concurrent.TimeoutException;
 
 /**
  * What replication does beside answering: replica calls that failed or timed out, requests that
- * ended in 504 for want of a quorum, and read repairs.
+ * ended in 504 for want of a quorum, the size of batches sent to peers, and read repairs.
  */
 public final class ReplicationMetrics {
 
     private final Counter replicaTimeouts;
     private final Counter replicaErrors;
+    private final DistributionSummary batchCalls;
     private final MeterRegistry registry;
 
     public ReplicationMetrics(MeterRegistry registry) {
@@ -21,6 +23,12 @@ public final class ReplicationMetrics {
                 .description("Replica calls that failed, by reason").tag("reason", "timeout").register(registry);
         this.replicaErrors = Counter.builder("kvlab.replica.failures")
                 .description("Replica calls that failed, by reason").tag("reason", "error").register(registry);
+        this.batchCalls = DistributionSummary.builder("kvlab.replica.batch.calls")
+                .description("Calls per batch sent to a peer: 1 when idle, more under load").register(registry);
+    }
+
+    void batchSent(int calls) {
+        batchCalls.record(calls);
     }
 
     void replicaFailed(Throwable error) {

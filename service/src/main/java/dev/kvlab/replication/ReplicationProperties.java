@@ -1,11 +1,13 @@
 package dev.kvlab.replication;
 
+import jakarta.validation.Valid;
 import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
 import org.springframework.validation.annotation.Validated;
 
 /**
@@ -23,6 +25,7 @@ import org.springframework.validation.annotation.Validated;
  * @param rangeIdleTimeout      a peer's range stream that delivers nothing for this long fails the
  *                              client's range (a reader that stops reading for this long too)
  * @param readRepairMaxInFlight repairs of stale replicas running at once; more are skipped
+ * @param batch                 how single-key calls to a peer travel together ({@link Batch})
  */
 @Validated
 @ConfigurationProperties("kvlab.replication")
@@ -33,7 +36,28 @@ public record ReplicationProperties(
         @Min(1) @DefaultValue("64") int maxConnections,
         @Min(1) @DefaultValue("1024") int pendingAcquireMax,
         @NotNull @DefaultValue("60s") Duration rangeIdleTimeout,
-        @Min(1) @DefaultValue("256") int readRepairMaxInFlight) {
+        @Min(1) @DefaultValue("256") int readRepairMaxInFlight,
+        @NotNull @Valid @DefaultValue Batch batch) {
+
+    /**
+     * {@code kvlab.replication.batch.*}: a coordinator sends its reads and writes for one peer in
+     * batches ({@code POST /internal/v0/batch}). A call leaves at once while fewer than
+     * {@code maxInFlight} batches to that peer are on their way; otherwise it waits, and the calls
+     * that waited leave together as soon as one comes back. No timer: an idle node's call travels
+     * alone, a busy node's calls share a request.
+     *
+     * @param maxInFlight batches on their way to one peer at once
+     * @param maxCalls    calls in one batch
+     * @param maxBytes    bytes of calls in one batch (a single larger call travels alone); a replica
+     *                    accepts batch bodies up to this plus {@code kvlab.api.max-value-size}
+     * @param maxQueued   calls waiting for a batch to one peer; beyond it a call fails at once
+     */
+    public record Batch(
+            @Min(1) @DefaultValue("1") int maxInFlight,
+            @Min(1) @Max(4096) @DefaultValue("64") int maxCalls,
+            @NotNull @DefaultValue("256KB") DataSize maxBytes,
+            @Min(1) @DefaultValue("1024") int maxQueued) {
+    }
 
     public ReplicationProperties {
         requirePositive("kvlab.replication.timeout", timeout);

@@ -1,5 +1,8 @@
 package dev.kvlab.storage;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -30,6 +33,26 @@ public final class LocalStore implements AutoCloseable {
     /** Stores the record unless a newer version is there; emits whether it was stored. */
     public Mono<Boolean> write(byte[] key, Record record) {
         return Mono.fromCallable(() -> store.write(key, record)).subscribeOn(executor.scheduler());
+    }
+
+    /**
+     * Runs the calls in order, all in one task of the storage executor (one thread hop for the
+     * lot): each read's record, or empty when the key was never written here; empty for a write.
+     */
+    public Mono<List<Optional<Record>>> batch(List<StoreOp> ops) {
+        return Mono.fromCallable(() -> {
+            List<Optional<Record>> results = new ArrayList<>(ops.size());
+            for (StoreOp op : ops) {
+                results.add(switch (op) {
+                    case StoreOp.Read read -> Optional.ofNullable(store.get(read.key()));
+                    case StoreOp.Write write -> {
+                        store.write(write.key(), write.record());
+                        yield Optional.empty();
+                    }
+                });
+            }
+            return results;
+        }).subscribeOn(executor.scheduler());
     }
 
     /**

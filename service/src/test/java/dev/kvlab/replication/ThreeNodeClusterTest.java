@@ -6,7 +6,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvlab.testing.InProcessCluster;
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.RawHttp;
+import dev.kvlab.storage.StoreOp;
+import dev.kvlab.storage.Version;
 import java.net.URI;
+import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -182,6 +185,33 @@ class ThreeNodeClusterTest {
                 java.net.http.HttpRequest.BodyPublishers.ofString("v"));
         assertThat(response.statusCode()).isEqualTo(400);
         assertThat(text(response)).contains("X-Kvlab-Version");
+    }
+
+    @Test
+    void theBatchEndpointRunsCallsInOrderAndRefusesBadBodiesWithWhy() {
+        KvClient node = cluster.client(2);
+        byte[] key = "batched".getBytes(StandardCharsets.UTF_8);
+        byte[] valueArray = dev.kvlab.storage.Record.newValueArray(1);
+        valueArray[dev.kvlab.storage.Record.HEADER_BYTES] = 'v';
+        byte[] calls = ReplicaBatch.encodeCalls(List.of(
+                new StoreOp.Write(key, dev.kvlab.storage.Record.value(new Version(System.currentTimeMillis(), 1), valueArray)),
+                new StoreOp.Read(key), new StoreOp.Read("never-written".getBytes(StandardCharsets.UTF_8))));
+
+        HttpResponse<byte[]> answered = node.send("POST", "/internal/v0/batch", BodyPublishers.ofByteArray(calls));
+
+        assertThat(answered.statusCode()).isEqualTo(200);
+        List<java.util.Optional<dev.kvlab.storage.Record>> answers = ReplicaBatch.decodeAnswers(java.nio.ByteBuffer.wrap(answered.body()),
+                ReplicaBatch.decodeCalls(java.nio.ByteBuffer.wrap(calls), 64, 1024, 1024), 1024);
+        assertThat(answers.get(1)).as("the read after the write in the same batch sees it").isPresent();
+        assertThat(answers.get(2)).isEmpty();
+        assertThat(text(node.internalRecord("batched"))).isEqualTo("v");
+
+        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v0/batch", BodyPublishers.ofString("garbage"));
+        assertThat(garbage.statusCode()).isEqualTo(400);
+        assertThat(text(garbage)).startsWith("bad batch: ").contains("unknown kind");
+        HttpResponse<byte[]> empty = node.send("POST", "/internal/v0/batch", BodyPublishers.ofByteArray(new byte[0]));
+        assertThat(empty.statusCode()).isEqualTo(400);
+        assertThat(text(empty)).contains("the batch has no calls");
     }
 
     private static List<String> range(int node, String start, String end) throws Exception {

@@ -1,0 +1,155 @@
+package dev.kvlab.replication;
+
+import dev.kvlab.storage.Record;
+import dev.kvlab.storage.StoreOp;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.IntConsumer;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
+
+/**
+ * Sends one peer's single-key calls in batches ({@link ReplicationProperties.Batch}): a call
+ * leaves at once while fewer than {@code maxInFlight} batches are on their way, otherwise it
+ * queues and leaves with the others that queued when a batch comes back. Batches grow with the
+ * load without a timer adding latency, and a busy coordinator makes one request (and one storage
+ * task on the peer) for many calls. The queue is bounded; a call that finds it full fails at once.
+ * A call cancelled while it waits (its timeout fired) is not sent.
+ */
+final class PeerBatcher {
+
+    /** Sends one batch and emits the answers in call order, or fails. */
+    @FunctionalInterface
+    interface Sender {
+        Mono<List<Optional<Record>>> send(List<StoreOp> ops);
+    }
+
+    private final String node;
+    private final Sender sender;
+    private final ReplicationProperties.Batch limits;
+    private final IntConsumer sentBatches;
+    private final ArrayDeque<Call> queue = new ArrayDeque<>();
+    private int inFlight;
+
+    /** {@code sentBatches} hears the number of calls in every batch sent. */
+    PeerBatcher(String node, Sender sender, ReplicationProperties.Batch limits, IntConsumer sentBatches) {
+        this.node = node;
+        this.sender = sender;
+        this.limits = limits;
+        this.sentBatches = sentBatches;
+    }
+
+    /** The call's answer: a read's record or empty; empty for a write. */
+    Mono<Optional<Record>> call(StoreOp op) {
+        return Mono.create(sink -> {
+            Call call = new Call(op, sink);
+            sink.onCancel(() -> call.cancelled = true);
+            boolean queued;
+            synchronized (this) {
+                queued = queue.size() < limits.maxQueued();
+                if (queued) {
+                    queue.add(call);
+                }
+            }
+            if (!queued) {
+                sink.error(new ReplicaException(node, limits.maxQueued() + " calls are already waiting for this peer"));
+                return;
+            }
+            sendWhatWaits();
+        });
+    }
+
+    /** Calls waiting now, for tests and metrics. */
+    synchronized int queued() {
+        return queue.size();
+    }
+
+    private void sendWhatWaits() {
+        while (true) {
+            List<Call> batch;
+            synchronized (this) {
+                if (inFlight >= limits.maxInFlight() || queue.isEmpty()) {
+                    return;
+                }
+                batch = nextBatch();
+                if (batch.isEmpty()) {
+                    continue;
+                }
+                inFlight++;
+            }
+            send(batch);
+        }
+    }
+
+    /** Takes calls from the queue up to the batch limits, leaving out cancelled ones. */
+    private List<Call> nextBatch() {
+        List<Call> batch = new ArrayList<>(Math.min(queue.size(), limits.maxCalls()));
+        long bytes = 0;
+        while (!queue.isEmpty() && batch.size() < limits.maxCalls()) {
+            Call next = queue.peek();
+            if (next.cancelled) {
+                queue.poll();
+                continue;
+            }
+            long size = next.bytes();
+            if (!batch.isEmpty() && bytes + size > limits.maxBytes().toBytes()) {
+                break;
+            }
+            batch.add(queue.poll());
+            bytes += size;
+        }
+        return batch;
+    }
+
+    private void send(List<Call> batch) {
+        List<StoreOp> ops = new ArrayList<>(batch.size());
+        for (Call call : batch) {
+            ops.add(call.op);
+        }
+        sentBatches.accept(ops.size());
+        Mono<List<Optional<Record>>> sent;
+        try {
+            sent = sender.send(ops);
+        } catch (RuntimeException e) {
+            sent = Mono.error(e);
+        }
+        sent.switchIfEmpty(Mono.error(() -> new ReplicaException(node, "a batch completed without answers")))
+                .subscribe(answers -> {
+                    finished();
+                    for (int i = 0; i < batch.size(); i++) {
+                        batch.get(i).sink.success(answers.get(i));
+                    }
+                }, error -> {
+                    finished();
+                    for (Call call : batch) {
+                        call.sink.error(error);
+                    }
+                });
+    }
+
+    /** A batch came back: the next one may leave, carrying what queued meanwhile. */
+    private void finished() {
+        synchronized (this) {
+            inFlight--;
+        }
+        sendWhatWaits();
+    }
+
+    private static final class Call {
+        final StoreOp op;
+        final MonoSink<Optional<Record>> sink;
+        volatile boolean cancelled;
+
+        Call(StoreOp op, MonoSink<Optional<Record>> sink) {
+            this.op = op;
+            this.sink = sink;
+        }
+
+        /** What the call adds to a batch body ({@link ReplicaBatch}). */
+        long bytes() {
+            return 5L + op.key().length + (op instanceof StoreOp.Write write ? 4 + write.record().encoded().length : 0);
+        }
+    }
+}

@@ -1,0 +1,141 @@
+package dev.kvlab.replication;
+
+import dev.kvlab.storage.Record;
+import dev.kvlab.storage.StoreOp;
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * The bodies of {@code POST /internal/v0/batch}: many single-key calls to one replica in one
+ * request, answered in order. Lengths are 4 bytes big-endian; records travel in their stored form.
+ *
+ * <pre>
+ * call:   [kind:1 = READ ][key length:4][key]
+ *         [kind:1 = WRITE][key length:4][key][record length:4][record]
+ * answer: [kind:1 = DONE] (a write)   [kind:1 = FOUND][record length:4][record]   [kind:1 = ABSENT]
+ * </pre>
+ */
+public final class ReplicaBatch {
+
+    static final byte READ = 1;
+    static final byte WRITE = 2;
+    static final byte DONE = 0;
+    static final byte FOUND = 1;
+    static final byte ABSENT = 2;
+
+    private ReplicaBatch() {
+    }
+
+    public static byte[] encodeCalls(List<StoreOp> ops) {
+        int size = 0;
+        for (StoreOp op : ops) {
+            size += 5 + op.key().length + (op instanceof StoreOp.Write write ? 4 + write.record().encoded().length : 0);
+        }
+        ByteBuffer out = ByteBuffer.allocate(size);
+        for (StoreOp op : ops) {
+            switch (op) {
+                case StoreOp.Read read -> out.put(READ).putInt(read.key().length).put(read.key());
+                case StoreOp.Write write -> {
+                    byte[] record = write.record().encoded();
+                    out.put(WRITE).putInt(write.key().length).put(write.key()).putInt(record.length).put(record);
+                }
+            }
+        }
+        return out.array();
+    }
+
+    /**
+     * The calls of a request body.
+     *
+     * @throws IllegalArgumentException with a message for the client when the body is not a batch
+     *                                  within the limits
+     */
+    public static List<StoreOp> decodeCalls(ByteBuffer body, int maxCalls, int maxKeyLength, long maxValueLength) {
+        List<StoreOp> ops = new ArrayList<>();
+        try {
+            while (body.hasRemaining()) {
+                if (ops.size() == maxCalls) {
+                    throw new IllegalArgumentException("a batch holds at most " + maxCalls + " calls");
+                }
+                byte kind = body.get();
+                if (kind != READ && kind != WRITE) {
+                    throw new IllegalArgumentException("call " + ops.size() + " of the batch has unknown kind " + kind);
+                }
+                byte[] key = field(body, 1, maxKeyLength, "key");
+                ops.add(kind == READ
+                        ? new StoreOp.Read(key)
+                        : new StoreOp.Write(key, Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.HEADER_BYTES, "record"))));
+            }
+        } catch (BufferUnderflowException e) {
+            throw new IllegalArgumentException("the batch ends inside call " + ops.size());
+        }
+        if (ops.isEmpty()) {
+            throw new IllegalArgumentException("the batch has no calls");
+        }
+        return ops;
+    }
+
+    /** The answer body: {@code results} as {@link dev.kvlab.storage.LocalStore#batch} gave them for {@code ops}. */
+    public static byte[] encodeAnswers(List<StoreOp> ops, List<Optional<Record>> results) {
+        int size = 0;
+        for (Optional<Record> result : results) {
+            size += 1 + result.map(record -> 4 + record.encoded().length).orElse(0);
+        }
+        ByteBuffer out = ByteBuffer.allocate(size);
+        for (int i = 0; i < ops.size(); i++) {
+            Optional<Record> result = results.get(i);
+            if (ops.get(i) instanceof StoreOp.Write) {
+                out.put(DONE);
+            } else if (result.isPresent()) {
+                byte[] record = result.get().encoded();
+                out.put(FOUND).putInt(record.length).put(record);
+            } else {
+                out.put(ABSENT);
+            }
+        }
+        return out.array();
+    }
+
+    /**
+     * The answers to {@code ops}, in order: a read's record or empty, empty for a write.
+     *
+     * @throws IllegalStateException when the body does not answer exactly these calls
+     */
+    static List<Optional<Record>> decodeAnswers(ByteBuffer body, List<StoreOp> ops, long maxValueLength) {
+        List<Optional<Record>> results = new ArrayList<>(ops.size());
+        try {
+            for (StoreOp op : ops) {
+                byte kind = body.get();
+                boolean write = op instanceof StoreOp.Write;
+                if (write ? kind != DONE : kind != FOUND && kind != ABSENT) {
+                    throw new IllegalStateException("answer " + results.size() + " of the batch has kind " + kind + " for a " + (write ? "write" : "read"));
+                }
+                results.add(kind == FOUND
+                        ? Optional.of(Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.HEADER_BYTES, "record")))
+                        : Optional.empty());
+            }
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
+            throw new IllegalStateException("the batch's answer is cut short or corrupt at answer " + results.size(), e);
+        }
+        if (body.hasRemaining()) {
+            throw new IllegalStateException("the batch's answer has more answers than calls");
+        }
+        return results;
+    }
+
+    private static byte[] field(ByteBuffer body, int minimum, long maximum, String what) {
+        int length = body.getInt();
+        if (length < minimum || length > maximum) {
+            throw new IllegalArgumentException("a " + what + " of " + length + " bytes (allowed " + minimum + " to " + maximum + ")");
+        }
+        if (length > body.remaining()) {
+            throw new BufferUnderflowException();
+        }
+        byte[] bytes = new byte[length];
+        body.get(bytes);
+        return bytes;
+    }
+}
