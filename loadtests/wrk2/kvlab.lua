@@ -59,6 +59,16 @@ function M.value(size)
   return table.concat(parts)
 end
 
+-- This process's id (0 where LuaJIT's ffi is missing).
+function M.pid()
+  local ok, pid = pcall(function()
+    local ffi = require("ffi")
+    pcall(ffi.cdef, "int getpid(void);")
+    return ffi.C.getpid()
+  end)
+  return ok and tonumber(pid) or 0
+end
+
 -- Installs the hooks every script has: setup (numbers the threads), init (seeds the random
 -- generator), done (prints percentiles), and, when asked for, delay (pacing) and response (statuses).
 function M.install(scenario)
@@ -71,7 +81,9 @@ function M.install(scenario)
 
   _G.init = function(args)
     local n = kvlab_thread or 0
-    math.randomseed(os.time() * 1000 + n * 7919 + math.floor(os.clock() * 1e6))
+    -- The process id too: the lab starts one wrk per node at the same moment, and without it they
+    -- would all draw the same keys in the same order.
+    math.randomseed(os.time() * 1000 + M.pid() * 104729 + n * 7919 + math.floor(os.clock() * 1e6))
   end
 
   local rate = env_number("WRK_RATE", 0)
