@@ -32,7 +32,6 @@ final class ReplicaHandler {
     private final LocalStore store;
     private final HybridLogicalClock clock;
     private final DataSize maxValueSize;
-
     private final ReplicationProperties.Batch batchLimits;
 
     ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize, ReplicationProperties.Batch batchLimits) {
@@ -73,17 +72,17 @@ final class ReplicaHandler {
     }
 
     /**
-     * Many calls in one request and one storage task. A body larger than a full batch plus one
-     * maximal value is refused before it is read, so the aggregated body stays bounded.
+     * Many calls in one request and one storage task. A body larger than both a full batch and the
+     * largest single call is refused before it is read, so the aggregated body stays bounded.
      */
     private Mono<Void> batch(HttpServerRequest request, HttpServerResponse response) {
         long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
         if (length < 0) {
             return NettyResponses.closing(response, HttpResponseStatus.LENGTH_REQUIRED, "a batch needs a Content-Length");
         }
-        // A sender fills a batch up to max-bytes, or sends one larger call alone: kind, two lengths, key, record.
+        // A sender fills a batch up to max-bytes, or sends one larger call alone.
         long maxLength = Math.max(batchLimits.maxBytes().toBytes(),
-                9L + RequestParameters.MAX_KEY_BYTES + Record.HEADER_BYTES + maxValueSize.toBytes());
+                ReplicaBatch.largestCallBytes(RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes()));
         if (length > maxLength) {
             return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
                     "a batch body is at most " + maxLength + " bytes, this one is " + length);

@@ -93,7 +93,7 @@ final class PeerBatcher {
                 queue.poll();
                 continue;
             }
-            long size = next.bytes();
+            long size = ReplicaBatch.bytesOf(next.op);
             if (!batch.isEmpty() && bytes + size > limits.maxBytes().toBytes()) {
                 break;
             }
@@ -145,11 +145,6 @@ final class PeerBatcher {
         Call(StoreOp op, MonoSink<Optional<Record>> sink) {
             this.op = op;
             this.sink = sink;
-        }
-
-        /** What the call adds to a batch body ({@link ReplicaBatch}). */
-        long bytes() {
-            return 5L + op.key().length + (op instanceof StoreOp.Write write ? 4 + write.record().encoded().length : 0);
         }
     }
 }

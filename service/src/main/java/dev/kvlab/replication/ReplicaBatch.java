@@ -29,10 +29,20 @@ public final class ReplicaBatch {
     private ReplicaBatch() {
     }
 
+    /** The bytes a call takes in a batch body. */
+    static int bytesOf(StoreOp op) {
+        return 5 + op.key().length + (op instanceof StoreOp.Write write ? 4 + write.record().encoded().length : 0);
+    }
+
+    /** The bytes of the largest call there can be: a write of the longest key and the largest value. */
+    public static long largestCallBytes(int maxKeyLength, long maxValueLength) {
+        return 9L + maxKeyLength + Record.HEADER_BYTES + maxValueLength;
+    }
+
     public static byte[] encodeCalls(List<StoreOp> ops) {
         int size = 0;
         for (StoreOp op : ops) {
-            size += 5 + op.key().length + (op instanceof StoreOp.Write write ? 4 + write.record().encoded().length : 0);
+            size += bytesOf(op);
         }
         ByteBuffer out = ByteBuffer.allocate(size);
         for (StoreOp op : ops) {
