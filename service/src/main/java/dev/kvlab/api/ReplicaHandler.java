@@ -33,12 +33,16 @@ final class ReplicaHandler {
     private final HybridLogicalClock clock;
     private final DataSize maxValueSize;
     private final ReplicationProperties.Batch batchLimits;
+    private final long maxBatchBytes;
 
     ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize, ReplicationProperties.Batch batchLimits) {
         this.store = store;
         this.clock = clock;
         this.maxValueSize = maxValueSize;
         this.batchLimits = batchLimits;
+        // A sender fills a batch up to max-bytes, or sends one larger call alone.
+        this.maxBatchBytes = Math.max(batchLimits.maxBytes().toBytes(),
+                ReplicaBatch.largestCallBytes(RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes()));
     }
 
     /** Adds the protocol's routes, the records stream included. */
@@ -80,12 +84,9 @@ final class ReplicaHandler {
         if (length < 0) {
             return NettyResponses.closing(response, HttpResponseStatus.LENGTH_REQUIRED, "a batch needs a Content-Length");
         }
-        // A sender fills a batch up to max-bytes, or sends one larger call alone.
-        long maxLength = Math.max(batchLimits.maxBytes().toBytes(),
-                ReplicaBatch.largestCallBytes(RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes()));
-        if (length > maxLength) {
+        if (length > maxBatchBytes) {
             return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
-                    "a batch body is at most " + maxLength + " bytes, this one is " + length);
+                    "a batch body is at most " + maxBatchBytes + " bytes, this one is " + length);
         }
         return request.receive().aggregate()
                 .map(body -> ops(body.nioBuffer()))

@@ -61,7 +61,7 @@ final class PeerBatcher {
         });
     }
 
-    /** Calls waiting now, for tests and metrics. */
+    /** Calls waiting now, for tests. */
     synchronized int queued() {
         return queue.size();
     }

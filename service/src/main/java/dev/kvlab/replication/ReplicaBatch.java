@@ -77,7 +77,7 @@ public final class ReplicaBatch {
                 byte[] key = field(body, 1, maxKeyLength, "key");
                 ops.add(kind == READ
                         ? new StoreOp.Read(key)
-                        : new StoreOp.Write(key, Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.HEADER_BYTES, "record"))));
+                        : new StoreOp.Write(key, record(body, maxValueLength)));
             }
         } catch (BufferUnderflowException e) {
             throw new IllegalArgumentException("the batch ends inside call " + ops.size());
@@ -124,7 +124,7 @@ public final class ReplicaBatch {
                     throw new IllegalStateException("answer " + results.size() + " of the batch has kind " + kind + " for a " + (write ? "write" : "read"));
                 }
                 results.add(kind == FOUND
-                        ? Optional.of(Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.HEADER_BYTES, "record")))
+                        ? Optional.of(record(body, maxValueLength))
                         : Optional.empty());
             }
         } catch (BufferUnderflowException | IllegalArgumentException e) {
@@ -134,6 +134,10 @@ public final class ReplicaBatch {
             throw new IllegalStateException("the batch's answer has more answers than calls");
         }
         return results;
+    }
+
+    private static Record record(ByteBuffer body, long maxValueLength) {
+        return Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.HEADER_BYTES, "record"));
     }
 
     private static byte[] field(ByteBuffer body, int minimum, long maximum, String what) {
