@@ -3,7 +3,9 @@
 #   local-cluster.sh up [N]      start N nodes (default 3) on ports BASE_PORT.. (default 8080)
 #   local-cluster.sh down        stop them with SIGTERM (they drain and close RocksDB)
 #   local-cluster.sh status      list the nodes and whether they answer
-# Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS.
+# Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS,
+# EVENT_LOOPS (Netty event loops per node; default 1 when several nodes share this machine's CPUs,
+# Netty's own default for a single node).
 set -euo pipefail
 
 JAVA=${JAVA:-java}
@@ -11,6 +13,7 @@ JAR=${JAR:-service/target/kvlab-service.jar}
 DATA_ROOT=${DATA_ROOT:-./data}
 BASE_PORT=${BASE_PORT:-8080}
 JAVA_OPTS=${JAVA_OPTS:-}
+EVENT_LOOPS=${EVENT_LOOPS:-}
 RUN_DIR="$DATA_ROOT/run"
 
 node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))"; }
@@ -25,14 +28,14 @@ up() {
     exit 1
   fi
   mkdir -p "$RUN_DIR"
-  local nodes=""
+  local nodes="" loops=${EVENT_LOOPS:-$((n > 1 ? 1 : 0))}
   for ((i = 0; i < n; i++)); do nodes+="${nodes:+,}$(node_url "$i")"; done
   for ((i = 0; i < n; i++)); do
     local port=$((BASE_PORT + i))
     if answers "$(node_url "$i")"; then echo "port $port is taken by a running node" >&2; exit 1; fi
     # shellcheck disable=SC2086 # JAVA_OPTS holds several options
     nohup "$JAVA" $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
-      --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$(node_url "$i")" \
+      --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$(node_url "$i")" --kvlab.netty.event-loops="$loops" \
       >"$RUN_DIR/n$i.log" 2>&1 &
     echo $! >"$RUN_DIR/n$i.pid"
   done

@@ -33,6 +33,7 @@ import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
+import reactor.netty.resources.LoopResources;
 
 /** Wires a node: its store, its view of the cluster, and the coordinator that serves clients. */
 @Configuration(proxyBeanMethods = false)
@@ -96,6 +97,21 @@ class NodeConfiguration {
         return ready -> coordinator.warmUpPeers();
     }
 
+    /**
+     * The event loops of the web server, the replica server and the replica client: Reactor
+     * Netty's shared ones, or {@code kvlab.netty.event-loops} of the node's own. Either way they
+     * are disposed when the web server has stopped.
+     */
+    @Bean
+    ReactorResourceFactory reactorResourceFactory(NettyProperties netty) {
+        ReactorResourceFactory factory = new ReactorResourceFactory();
+        if (netty.eventLoops() > 0) {
+            factory.setUseGlobalResources(false);
+            factory.setLoopResourcesSupplier(() -> LoopResources.create("reactor-http", netty.eventLoops(), true));
+        }
+        return factory;
+    }
+
     /** One pool of connections to the peers for every replica call; disposed at shutdown. */
     @Bean(destroyMethod = "dispose")
     ConnectionProvider replicaConnections(ReplicationProperties properties) {
@@ -108,7 +124,7 @@ class NodeConfiguration {
                 .build();
     }
 
-    /** Runs on the server's event loops (Spring Boot's ReactorResourceFactory): no second set of threads. */
+    /** Runs on the server's event loops (reactorResourceFactory): no second set of threads. */
     @Bean
     WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties) {
         HttpClient http = HttpClient.create(connections)

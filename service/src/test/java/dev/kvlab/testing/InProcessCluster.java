@@ -14,9 +14,6 @@ import java.util.Map;
 import java.util.stream.Collectors;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-import org.springframework.context.annotation.Bean;
-import org.springframework.context.annotation.Configuration;
-import org.springframework.http.client.ReactorResourceFactory;
 
 /**
  * A static kvlab cluster of real servers inside the test JVM: each node its own Spring context,
@@ -114,22 +111,10 @@ public final class InProcessCluster implements AutoCloseable {
         int[] nodePorts = replicaPorts != null ? replicaPorts : ports;
         properties.put("kvlab.cluster.nodes", Arrays.stream(nodePorts).mapToObj(p -> "http://127.0.0.1:" + p).collect(Collectors.joining(",")));
         properties.put("kvlab.cluster.self", replicaUrl(node));
-        nodes[node] = new SpringApplicationBuilder(KvlabApplication.class, OwnEventLoops.class).properties(properties).run();
-    }
-
-    /**
-     * Each node on event loops of its own. By default the nodes in this JVM would share Reactor
-     * Netty's global loops, and stopping one node would dispose them under the others.
-     */
-    @Configuration(proxyBeanMethods = false)
-    static class OwnEventLoops {
-
-        @Bean
-        ReactorResourceFactory reactorResourceFactory() {
-            ReactorResourceFactory resources = new ReactorResourceFactory();
-            resources.setUseGlobalResources(false);
-            return resources;
-        }
+        // Event loops of the node's own, as `make up` runs them: with Reactor Netty's global loops,
+        // shared by every node in this JVM, stopping one node would dispose them under the others.
+        properties.put("kvlab.netty.event-loops", "1");
+        nodes[node] = new SpringApplicationBuilder(KvlabApplication.class).properties(properties).run();
     }
 
     /** The nodes that hold a record (value or tombstone) of the key, asked directly on each replica. */
