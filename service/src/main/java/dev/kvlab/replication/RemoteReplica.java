@@ -88,10 +88,11 @@ public final class RemoteReplica implements Replica {
 
     /**
      * The timeout as a publisher, not a Duration: for a Duration, Reactor names the operator
-     * chain for the timeout's message on every subscription (a regex per replica call).
+     * chain for the timeout's message on every subscription (a regex per replica call), and arms
+     * its timer on a thread that has to be woken for it.
      */
     private Mono<Long> deadline() {
-        return Mono.delay(timeout);
+        return Deadline.after(timeout);
     }
 
     @Override
@@ -103,7 +104,7 @@ public final class RemoteReplica implements Replica {
         }
         return client.get().uri(URI.create(uri.toString()))
                 .exchangeToFlux(this::records)
-                .timeout(deadline(), entry -> Mono.delay(rangeIdleTimeout));
+                .timeout(deadline(), entry -> Deadline.after(rangeIdleTimeout));
     }
 
     private Flux<Entry> records(ClientResponse response) {
