@@ -88,11 +88,10 @@ public final class RemoteReplica implements Replica {
 
     /**
      * The timeout as a publisher, not a Duration: for a Duration, Reactor names the operator
-     * chain for the timeout's message on every subscription (a regex per replica call), and arms
-     * its timer on a thread that has to be woken for it.
+     * chain for the timeout's message on every subscription (a regex per replica call).
      */
     private Mono<Long> deadline() {
-        return Deadline.after(timeout);
+        return Mono.delay(timeout);
     }
 
     @Override
@@ -104,7 +103,7 @@ public final class RemoteReplica implements Replica {
         }
         return client.get().uri(URI.create(uri.toString()))
                 .exchangeToFlux(this::records)
-                .timeout(deadline(), entry -> Deadline.after(rangeIdleTimeout));
+                .timeout(deadline(), entry -> Mono.delay(rangeIdleTimeout));
     }
 
     private Flux<Entry> records(ClientResponse response) {
