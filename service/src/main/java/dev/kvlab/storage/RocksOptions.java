@@ -6,9 +6,11 @@ import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.CompactionStyle;
 import org.rocksdb.CompressionType;
+import org.rocksdb.Env;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
+import org.rocksdb.Priority;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksObject;
 import org.rocksdb.WriteOptions;
@@ -66,6 +68,15 @@ final class RocksOptions implements AutoCloseable {
         // syncWrites the WAL is also fsynced, which survives power loss too.
         writeOptions = own(new WriteOptions()).setSync(properties.syncWrites());
         pointReads = own(new ReadOptions());
+
+        if (properties.backgroundLowPriority()) {
+            // Flushes (HIGH pool) and compactions (LOW pool) run niced, at idle I/O class.
+            Env env = options.getEnv();
+            for (Priority pool : new Priority[] {Priority.HIGH, Priority.LOW}) {
+                env.lowerThreadPoolCPUPriority(pool);
+                env.lowerThreadPoolIOPriority(pool);
+            }
+        }
     }
 
     /** Options for one range scan: big scans should not evict the hot point-lookup blocks. */

@@ -24,6 +24,9 @@ import org.springframework.validation.annotation.Validated;
  * @param threads         threads that run RocksDB calls, off the Netty event loops; 0 picks twice
  *                        the number of processors
  * @param queueCapacity   storage calls waiting for a thread; beyond it a node sheds load with 503
+ * @param backgroundLowPriority run RocksDB's flushes and compactions at the lowest CPU and I/O
+ *                        priority, so that on a machine with few cores they use what requests leave
+ *                        idle instead of taking a core from them in bursts
  */
 @Validated
 @ConfigurationProperties("kvlab.storage")
@@ -34,7 +37,8 @@ public record StorageProperties(
         @Min(2) @DefaultValue("3") int maxWriteBuffers,
         @DefaultValue("false") boolean syncWrites,
         @PositiveOrZero @DefaultValue("0") int threads,
-        @Min(1) @DefaultValue("4096") int queueCapacity) {
+        @Min(1) @DefaultValue("4096") int queueCapacity,
+        @DefaultValue("true") boolean backgroundLowPriority) {
 
     public StorageProperties {
         requireAtLeast("kvlab.storage.block-cache-size", blockCacheSize, DataSize.ofMegabytes(1));

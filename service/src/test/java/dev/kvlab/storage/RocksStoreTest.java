@@ -6,10 +6,16 @@ import static dev.kvlab.storage.TestStores.tombstone;
 import static dev.kvlab.storage.TestStores.value;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -166,6 +172,47 @@ class RocksStoreTest {
         }
 
         assertThat(text(store.get(bytes("hot")))).isEqualTo("1999");
+    }
+
+    @Test
+    void flushesRunNicedBesideTheRequests() throws Exception {
+        Path tasks = Path.of("/proc/self/task");
+        assumeTrue(Files.isDirectory(tasks), "needs Linux's /proc");
+        // 8 MiB of values through a 4 MiB write buffer: RocksDB flushes at least once.
+        String value = "v".repeat(1024);
+        for (int i = 0; i < 8 * 1024; i++) {
+            store.write(bytes("key" + i), value(1, value));
+        }
+
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        List<Integer> flushThreadNices = niceOfThreadsNamed(tasks, "rocksdb:high");
+        while (!flushThreadNices.contains(19) && System.nanoTime() < deadline) {
+            Thread.sleep(50);
+            flushThreadNices = niceOfThreadsNamed(tasks, "rocksdb:high");
+        }
+        assertThat(flushThreadNices).contains(19);
+    }
+
+    /** The nice values of this process's threads with that name, from /proc/self/task/<tid>/stat. */
+    private static List<Integer> niceOfThreadsNamed(Path tasks, String name) throws IOException {
+        List<Integer> nices = new ArrayList<>();
+        try (Stream<Path> threads = Files.list(tasks)) {
+            for (Path thread : threads.toList()) {
+                String stat;
+                try {
+                    stat = Files.readString(thread.resolve("stat"));
+                } catch (NoSuchFileException gone) {
+                    continue;
+                }
+                String comm = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+                if (comm.equals(name)) {
+                    // After the command: state, then 15 more fields; nice is the 17th.
+                    String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                    nices.add(Integer.parseInt(fields[16]));
+                }
+            }
+        }
+        return nices;
     }
 
     private List<byte[]> scan(byte[] start, byte[] end) {

@@ -11,7 +11,7 @@ public final class TestStores {
     }
 
     public static StorageProperties properties(Path dir) {
-        return new StorageProperties(dir, DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 2, false, 2, 64);
+        return new StorageProperties(dir, DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 2, false, 2, 64, true);
     }
 
     public static byte[] bytes(String text) {
