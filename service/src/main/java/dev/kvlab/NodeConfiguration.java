@@ -14,6 +14,7 @@ import dev.kvlab.replication.RemoteReplica;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationMetrics;
 import dev.kvlab.replication.ReplicationProperties;
+import dev.kvlab.replication.TimeoutTimer;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.StorageMetrics;
 import dev.kvlab.storage.StorageProperties;
@@ -112,6 +113,12 @@ class NodeConfiguration {
         return factory;
     }
 
+    /** Replica call timeouts; a tick of 20 ms is 2 % of the default 1 s timeout. */
+    @Bean(destroyMethod = "close")
+    TimeoutTimer replicaTimeouts() {
+        return new TimeoutTimer(Duration.ofMillis(20));
+    }
+
     /** One pool of connections to the peers for every replica call; disposed at shutdown. */
     @Bean(destroyMethod = "dispose")
     ConnectionProvider replicaConnections(ReplicationProperties properties) {
@@ -138,9 +145,10 @@ class NodeConfiguration {
 
     @Bean
     Coordinator coordinator(TopologyProvider topology, LocalStore store, HybridLogicalClock clock, ReadRepair readRepair,
-                            ReplicationMetrics metrics, WebClient replicaClient, ReplicationProperties replication, ApiProperties api) {
+                            ReplicationMetrics metrics, WebClient replicaClient, TimeoutTimer replicaTimeouts,
+                            ReplicationProperties replication, ApiProperties api) {
         LocalReplica local = new LocalReplica(topology.current().self(), store);
-        ReplicaDirectory replicas = new ReplicaDirectory(local, node -> new RemoteReplica(node, replicaClient,
+        ReplicaDirectory replicas = new ReplicaDirectory(local, node -> new RemoteReplica(node, replicaClient, replicaTimeouts,
                 replication.timeout(), replication.rangeIdleTimeout(), MAX_KEY_BYTES, api.maxValueSize().toBytes(), replication.batch(), metrics));
         return new Coordinator(topology, replicas, clock, readRepair, metrics);
     }

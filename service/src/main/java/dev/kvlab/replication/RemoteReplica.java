@@ -32,17 +32,19 @@ public final class RemoteReplica implements Replica {
     private final WebClient client;
     private final URI batchUri;
     private final PeerBatcher batcher;
+    private final TimeoutTimer timer;
     private final Duration timeout;
     private final Duration rangeIdleTimeout;
     private final int maxKeyLength;
     private final long maxValueLength;
 
-    public RemoteReplica(String node, WebClient client, Duration timeout, Duration rangeIdleTimeout,
+    public RemoteReplica(String node, WebClient client, TimeoutTimer timer, Duration timeout, Duration rangeIdleTimeout,
                          int maxKeyLength, long maxValueLength, ReplicationProperties.Batch batching, ReplicationMetrics metrics) {
         this.node = node;
         this.client = client;
         this.batchUri = URI.create(node + ReplicaProtocol.BATCH_PATH);
         this.batcher = new PeerBatcher(node, this::send, batching, metrics::batchSent);
+        this.timer = timer;
         this.timeout = timeout;
         this.rangeIdleTimeout = rangeIdleTimeout;
         this.maxKeyLength = maxKeyLength;
@@ -88,10 +90,11 @@ public final class RemoteReplica implements Replica {
 
     /**
      * The timeout as a publisher, not a Duration: for a Duration, Reactor names the operator
-     * chain for the timeout's message on every subscription (a regex per replica call).
+     * chain for the timeout's message on every subscription (a regex per replica call), and arms
+     * a timer on its parallel scheduler ({@link TimeoutTimer} says why not there).
      */
     private Mono<Long> deadline() {
-        return Mono.delay(timeout);
+        return timer.after(timeout);
     }
 
     @Override
@@ -103,7 +106,7 @@ public final class RemoteReplica implements Replica {
         }
         return client.get().uri(URI.create(uri.toString()))
                 .exchangeToFlux(this::records)
-                .timeout(deadline(), entry -> Mono.delay(rangeIdleTimeout));
+                .timeout(deadline(), entry -> timer.after(rangeIdleTimeout));
     }
 
     private Flux<Entry> records(ClientResponse response) {
