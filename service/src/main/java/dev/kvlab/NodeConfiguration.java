@@ -40,9 +40,6 @@ import reactor.netty.resources.LoopResources;
 @Configuration(proxyBeanMethods = false)
 class NodeConfiguration {
 
-    /** The longest key API.md allows, in bytes. */
-    private static final int MAX_KEY_BYTES = 1024;
-
     /** Closed after the web server has drained its requests: in-flight calls finish, then RocksDB closes. */
     @Bean(destroyMethod = "close")
     LocalStore localStore(StorageProperties properties) {
@@ -149,7 +146,7 @@ class NodeConfiguration {
                             ReplicationProperties replication, ApiProperties api) {
         LocalReplica local = new LocalReplica(topology.current().self(), store);
         ReplicaDirectory replicas = new ReplicaDirectory(local, node -> new RemoteReplica(node, replicaClient, replicaTimeouts,
-                replication.timeout(), replication.rangeIdleTimeout(), MAX_KEY_BYTES, api.maxValueSize().toBytes(), replication.batch(), metrics));
+                replication.timeout(), replication.rangeIdleTimeout(), ApiProperties.MAX_KEY_BYTES, api.maxValueSize().toBytes(), replication.batch(), metrics));
         return new Coordinator(topology, replicas, clock, readRepair, metrics);
     }
 }

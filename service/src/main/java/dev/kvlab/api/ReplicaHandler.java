@@ -42,7 +42,7 @@ final class ReplicaHandler {
         this.batchLimits = batchLimits;
         // A sender fills a batch up to max-bytes, or sends one larger call alone.
         this.maxBatchBytes = Math.max(batchLimits.maxBytes().toBytes(),
-                ReplicaBatch.largestCallBytes(RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes()));
+                ReplicaBatch.largestCallBytes(ApiProperties.MAX_KEY_BYTES, maxValueSize.toBytes()));
     }
 
     /** Adds the protocol's routes, the records stream included. */
@@ -102,7 +102,7 @@ final class ReplicaHandler {
     private List<StoreOp> ops(ByteBuffer body) {
         List<StoreOp> ops;
         try {
-            ops = ReplicaBatch.decodeCalls(body, batchLimits.maxCalls(), RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes());
+            ops = ReplicaBatch.decodeCalls(body, batchLimits.maxCalls(), ApiProperties.MAX_KEY_BYTES, maxValueSize.toBytes());
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("bad batch: " + e.getMessage());
         }

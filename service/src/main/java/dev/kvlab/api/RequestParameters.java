@@ -7,9 +7,6 @@ import java.util.regex.Pattern;
 /** Reads and checks the API's query parameters; every problem becomes a 400 that names it. */
 final class RequestParameters {
 
-    /** The API's limit on a key, in UTF-8 bytes after URL-decoding. */
-    static final int MAX_KEY_BYTES = 1024;
-
     private static final Pattern REPLICAS = Pattern.compile("(\\d{1,9})/(\\d{1,9})");
 
     private RequestParameters() {
@@ -34,9 +31,9 @@ final class RequestParameters {
     }
 
     private static byte[] checkLength(String name, byte[] key) {
-        if (key.length > MAX_KEY_BYTES) {
+        if (key.length > ApiProperties.MAX_KEY_BYTES) {
             throw new BadRequestException("query parameter '" + name + "' is " + key.length
-                    + " bytes long after decoding; keys are at most " + MAX_KEY_BYTES + " bytes");
+                    + " bytes long after decoding; keys are at most " + ApiProperties.MAX_KEY_BYTES + " bytes");
         }
         return key;
     }
