@@ -63,6 +63,11 @@ public class ApiRoutes {
         return new ReplicaHandler(store, clock, properties.maxValueSize(), replication.batch());
     }
 
+    @Bean
+    ReplicaStreamsLifecycle replicaStreamsLifecycle(ReplicaHandler replica) {
+        return new ReplicaStreamsLifecycle(replica);
+    }
+
     /**
      * Ranges bypass WebFlux's writer to bound their memory ({@link RangeHandler}); the replica
      * protocol is served by Reactor Netty too, here or on its own port.

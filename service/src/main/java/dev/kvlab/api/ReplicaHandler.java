@@ -1,5 +1,6 @@
 package dev.kvlab.api;
 
+import dev.kvlab.replication.BatchFrames;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.ReplicaBatch;
 import dev.kvlab.replication.ReplicaProtocol;
@@ -17,7 +18,9 @@ import java.util.List;
 import java.util.function.BiFunction;
 import org.springframework.http.MediaType;
 import org.springframework.util.unit.DataSize;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
@@ -34,6 +37,7 @@ final class ReplicaHandler {
     private final DataSize maxValueSize;
     private final ReplicationProperties.Batch batchLimits;
     private final long maxBatchBytes;
+    private final Sinks.Empty<Void> stopping = Sinks.empty();
 
     ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize, ReplicationProperties.Batch batchLimits) {
         this.store = store;
@@ -50,6 +54,7 @@ final class ReplicaHandler {
         RangeHandler records = new RangeHandler(store::range, accepted -> RangeFormat.RECORDS, null);
         return routes
                 .post(ReplicaProtocol.BATCH_PATH, guarded(this::batch))
+                .post(ReplicaProtocol.STREAM_PATH, guarded(this::stream))
                 .get(ReplicaProtocol.RECORD_PATH, guarded(this::read))
                 .put(ReplicaProtocol.RECORD_PATH, guarded(this::write))
                 .delete(ReplicaProtocol.RECORD_PATH, guarded(this::delete))
@@ -96,6 +101,39 @@ final class ReplicaHandler {
                         .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
                         .send(Mono.just(Unpooled.wrappedBuffer(answers)))
                         .then());
+    }
+
+    /**
+     * A coordinator's batches, as frames, for as long as it sends them: each answered in order, as a
+     * frame, in one storage task. Frames are taken out of each network buffer before it is
+     * released, and read one at a time, as the storage answers. Once the node stops, the stream
+     * answers the frames it has read and ends, so the server's graceful shutdown does not wait for
+     * it; the coordinator opens a new stream (here, after a restart, or fails fast).
+     */
+    private Mono<Void> stream(HttpServerRequest request, HttpServerResponse response) {
+        BatchFrames.Decoder frames = new BatchFrames.Decoder(maxBatchBytes);
+        Flux<ByteBuf> answers = request.receive()
+                .map(buffer -> frames.decode(buffer.nioBuffer()))
+                .concatMapIterable(bodies -> bodies, 1)
+                .takeUntilOther(stopping.asMono())
+                .concatMap(body -> {
+                    List<StoreOp> ops = ops(ByteBuffer.wrap(body));
+                    return store.batch(ops).map(results -> Unpooled.wrappedBuffer(BatchFrames.frame(ReplicaBatch.encodeAnswers(ops, results))));
+                }, 1);
+        // The status waits for the first answer, so a bad first frame still gets its 400; a bad
+        // frame later closes the connection, which fails the coordinator's stream.
+        return answers.switchOnFirst((first, all) -> first.hasError()
+                        ? all
+                        : response.status(HttpResponseStatus.OK)
+                                .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                                .send(all)
+                                .then())
+                .then();
+    }
+
+    /** Ends the coordinators' streams: called as the node starts to stop, before the server drains. */
+    void endStreams() {
+        stopping.tryEmitEmpty();
     }
 
     /** A batch's calls; a write's version also moves this node's clock past it. */

@@ -20,11 +20,12 @@ import reactor.core.publisher.Mono;
 
 /**
  * A replica on another node, reached over {@link ReplicaProtocol} with the shared, pooled
- * {@link WebClient}: single-key calls travel in batches ({@link PeerBatcher}), a range as a stream
- * of its own. Every call fails (never hangs) when the peer does not answer in time: a
- * single-key call within {@code timeout} (waiting for its batch included), a range's first entry within
- * {@code timeout} and each next one within {@code rangeIdleTimeout}. A call cut short by its
- * timeout closes its connection, so a dead peer's connections leave the pool as they fail.
+ * {@link WebClient}: single-key calls travel in batches ({@link PeerBatcher}), by default on one
+ * long-lived stream to the peer ({@link PeerStream}), a range as a stream of its own. Every call
+ * fails (never hangs) when the peer does not answer in time: a single-key call within
+ * {@code timeout} (waiting for its batch included), a range's first entry within {@code timeout}
+ * and each next one within {@code rangeIdleTimeout}. A call cut short by its timeout closes its
+ * connection (a stream's too), so a dead peer's connections leave the pool as they fail.
  */
 public final class RemoteReplica implements Replica {
 
@@ -43,12 +44,14 @@ public final class RemoteReplica implements Replica {
         this.node = node;
         this.client = client;
         this.batchUri = URI.create(node + ReplicaProtocol.BATCH_PATH);
-        this.batcher = new PeerBatcher(node, this::send, batching, metrics::batchSent);
         this.timer = timer;
         this.timeout = timeout;
         this.rangeIdleTimeout = rangeIdleTimeout;
         this.maxKeyLength = maxKeyLength;
         this.maxValueLength = maxValueLength;
+        PeerBatcher.Sender sender = batching.stream() ? streamed(new PeerStream(node, client, batching.maxInFlight(), maxValueLength,
+                (long) batching.maxCalls() * ReplicaBatch.largestAnswerBytes(maxValueLength))) : this::send;
+        this.batcher = new PeerBatcher(node, sender, batching, metrics::batchSent);
     }
 
     @Override
@@ -66,7 +69,12 @@ public final class RemoteReplica implements Replica {
         return batcher.call(new StoreOp.Write(key, record)).timeout(deadline()).then();
     }
 
-    /** One batch of calls to this peer ({@link ReplicaBatch}), answered in order. */
+    /** Batches on the peer's stream, each failing (and ending the stream) when not answered in time. */
+    private PeerBatcher.Sender streamed(PeerStream stream) {
+        return ops -> stream.send(ops).timeout(deadline());
+    }
+
+    /** One batch of calls to this peer in a request of its own ({@link ReplicaBatch}), answered in order. */
     private Mono<List<Optional<Record>>> send(List<StoreOp> ops) {
         return client.post().uri(batchUri)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)

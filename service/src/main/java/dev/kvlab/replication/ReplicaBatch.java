@@ -39,6 +39,11 @@ public final class ReplicaBatch {
         return 9L + maxKeyLength + Record.HEADER_BYTES + maxValueLength;
     }
 
+    /** The bytes of the largest answer there can be: a read that found the largest value. */
+    static long largestAnswerBytes(long maxValueLength) {
+        return 5L + Record.HEADER_BYTES + maxValueLength;
+    }
+
     public static byte[] encodeCalls(List<StoreOp> ops) {
         int size = 0;
         for (StoreOp op : ops) {

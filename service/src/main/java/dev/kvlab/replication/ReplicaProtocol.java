@@ -6,8 +6,14 @@ package dev.kvlab.replication;
  *
  * <ul>
  *   <li>{@code POST /internal/v0/batch} runs many single-key reads and writes in one request and
- *       one storage task, answered in order (200): how coordinators reach replicas
+ *       one storage task, answered in order (200): how coordinators reach replicas with
+ *       {@code kvlab.replication.batch.stream=false}
  *       ({@link ReplicaBatch}, {@link PeerBatcher});</li>
+ *   <li>{@code POST /internal/v0/stream} does the same for a stream of batches on one long-lived
+ *       request: the body is a stream of batch frames, the answer (200) a stream of their answers'
+ *       frames in the same order ({@link BatchFrames}). How coordinators reach replicas by default
+ *       ({@link PeerStream}); a replica that is stopping ends its streams once it has answered what
+ *       it read;</li>
  *   <li>{@code GET /internal/v0/record?id=} answers 200 with the record's value (a tombstone's is
  *       empty) or 404 when the replica never saw the key; the version and the tombstone flag
  *       travel in headers;</li>
@@ -24,6 +30,7 @@ public final class ReplicaProtocol {
     public static final String RECORD_PATH = "/internal/v0/record";
     public static final String RECORDS_PATH = "/internal/v0/records";
     public static final String BATCH_PATH = "/internal/v0/batch";
+    public static final String STREAM_PATH = "/internal/v0/stream";
     public static final String VERSION_HEADER = "X-Kvlab-Version";
     public static final String TOMBSTONE_HEADER = "X-Kvlab-Tombstone";
 

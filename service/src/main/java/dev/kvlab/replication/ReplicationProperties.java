@@ -41,7 +41,7 @@ public record ReplicationProperties(
 
     /**
      * {@code kvlab.replication.batch.*}: a coordinator sends its reads and writes for one peer in
-     * batches ({@code POST /internal/v0/batch}). A call leaves at once while fewer than
+     * batches, on one stream to the peer or each in a request of its own ({@code stream}). A call leaves at once while fewer than
      * {@code maxInFlight} batches to that peer are on their way; otherwise it waits, and the calls
      * that waited leave together as soon as one comes back. No timer: an idle node's call travels
      * alone, a busy node's calls share a request.
@@ -51,12 +51,17 @@ public record ReplicationProperties(
      * @param maxBytes    bytes of calls in one batch (a single larger call travels alone); a replica
      *                    accepts batch bodies up to this plus {@code kvlab.api.max-value-size}
      * @param maxQueued   calls waiting for a batch to one peer; beyond it a call fails at once
+     * @param stream      send the batches to a peer on one long-lived request whose body and answer
+     *                    are streams of frames ({@code POST /internal/v0/stream}); false sends each
+     *                    batch in a request of its own ({@code POST /internal/v0/batch}), which is
+     *                    what a node without the stream endpoint understands
      */
     public record Batch(
             @Min(1) @DefaultValue("1") int maxInFlight,
             @Min(1) @Max(4096) @DefaultValue("64") int maxCalls,
             @NotNull @DefaultValue("256KB") DataSize maxBytes,
-            @Min(1) @DefaultValue("1024") int maxQueued) {
+            @Min(1) @DefaultValue("1024") int maxQueued,
+            @DefaultValue("true") boolean stream) {
     }
 
     public ReplicationProperties {

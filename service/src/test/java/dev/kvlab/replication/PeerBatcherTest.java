@@ -28,7 +28,7 @@ class PeerBatcherTest {
             sent.add(ops);
             answers.add(answer);
             return answer.asMono();
-        }, new ReplicationProperties.Batch(maxInFlight, maxCalls, maxBytes, maxQueued), sentSizes::add);
+        }, new ReplicationProperties.Batch(maxInFlight, maxCalls, maxBytes, maxQueued, true), sentSizes::add);
     }
 
     @Test

@@ -214,6 +214,51 @@ class ThreeNodeClusterTest {
         assertThat(text(empty)).contains("the batch has no calls");
     }
 
+    @Test
+    void theStreamEndpointAnswersEachFrameInOrderAndRefusesABadOneWithWhy() {
+        KvClient node = cluster.client(1);
+        byte[] key = "streamed".getBytes(StandardCharsets.UTF_8);
+        byte[] valueArray = dev.kvlab.storage.Record.newValueArray(1);
+        valueArray[dev.kvlab.storage.Record.HEADER_BYTES] = 's';
+        List<StoreOp> first = List.of(new StoreOp.Write(key, dev.kvlab.storage.Record.value(new Version(System.currentTimeMillis(), 1), valueArray)));
+        List<StoreOp> second = List.of(new StoreOp.Read(key), new StoreOp.Read("never-written".getBytes(StandardCharsets.UTF_8)));
+        java.io.ByteArrayOutputStream frames = new java.io.ByteArrayOutputStream();
+        frames.writeBytes(BatchFrames.frame(ReplicaBatch.encodeCalls(first)));
+        frames.writeBytes(BatchFrames.frame(ReplicaBatch.encodeCalls(second)));
+
+        HttpResponse<byte[]> answered = node.send("POST", "/internal/v0/stream", BodyPublishers.ofByteArray(frames.toByteArray()));
+
+        assertThat(answered.statusCode()).isEqualTo(200);
+        List<byte[]> answers = new BatchFrames.Decoder(1024).decode(java.nio.ByteBuffer.wrap(answered.body()));
+        assertThat(answers).as("one answer frame per call frame").hasSize(2);
+        assertThat(ReplicaBatch.decodeAnswers(java.nio.ByteBuffer.wrap(answers.get(0)), first, 1024)).containsExactly(java.util.Optional.empty());
+        List<java.util.Optional<dev.kvlab.storage.Record>> read = ReplicaBatch.decodeAnswers(java.nio.ByteBuffer.wrap(answers.get(1)), second, 1024);
+        assertThat(read.get(0)).as("the frame after the write sees it").isPresent();
+        assertThat(read.get(1)).isEmpty();
+
+        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v0/stream", BodyPublishers.ofByteArray(BatchFrames.frame("garbage".getBytes(StandardCharsets.UTF_8))));
+        assertThat(garbage.statusCode()).isEqualTo(400);
+        assertThat(text(garbage)).startsWith("bad batch: ").contains("unknown kind");
+    }
+
+    @Test
+    void aNodeStopsWithoutWaitingForItsPeersStreamsAndTheyReopenWhenItIsBack() {
+        for (int i = 0; i < 20; i++) {
+            assertThat(cluster.client(0).put("stream-" + i, "v".getBytes(), "3/3").statusCode()).isEqualTo(201);
+        }
+
+        long started = System.nanoTime();
+        cluster.stopNode(1);
+        assertThat(Duration.ofNanos(System.nanoTime() - started))
+                .as("the graceful shutdown does not wait for node 0's open stream (20 s drain timeout)")
+                .isLessThan(Duration.ofSeconds(10));
+
+        assertThat(cluster.client(0).put("stream-while-down", "v".getBytes(), "2/3").statusCode()).isEqualTo(201);
+        cluster.startNode(1);
+        assertThat(cluster.client(0).put("stream-after", "w".getBytes(), "3/3").statusCode()).as("a new stream to the restarted node").isEqualTo(201);
+        assertThat(text(cluster.client(0).get("stream-after", "3/3"))).isEqualTo("w");
+    }
+
     private static List<String> range(int node, String start, String end) throws Exception {
         URI url = URI.create(cluster.url(node));
         RawHttp.Response response = RawHttp.get(url.getPort(), "/v0/entities?start=" + start + "&end=" + end);

@@ -1,0 +1,67 @@
+package dev.kvlab.replication;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The frames of a batch stream ({@link ReplicaProtocol#STREAM_PATH}): each {@link ReplicaBatch} body,
+ * calls one way and answers the other, as {@code [length:4][body]}, the length big-endian.
+ * {@link Decoder} reassembles frames from buffers cut anywhere by the network.
+ */
+public final class BatchFrames {
+
+    private BatchFrames() {
+    }
+
+    /** The body with its length in front. */
+    public static byte[] frame(byte[] body) {
+        return ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
+    }
+
+    /**
+     * Stateful, one per stream. Refuses a length over {@code maxBody}, so a corrupt stream cannot
+     * make it allocate without bound.
+     */
+    public static final class Decoder {
+
+        private final long maxBody;
+        private final byte[] length = new byte[4];
+        private byte[] field = length;
+        private int filled;
+
+        public Decoder(long maxBody) {
+            this.maxBody = maxBody;
+        }
+
+        /**
+         * The bodies this buffer completes, in order; reads the buffer to its end.
+         *
+         * @throws IllegalArgumentException for a length over the maximum
+         */
+        public List<byte[]> decode(ByteBuffer buffer) {
+            List<byte[]> bodies = new ArrayList<>(1);
+            while (buffer.hasRemaining()) {
+                int count = Math.min(field.length - filled, buffer.remaining());
+                buffer.get(field, filled, count);
+                filled += count;
+                if (filled == field.length) {
+                    filled = 0;
+                    if (field == length) {
+                        int size = ByteBuffer.wrap(length).getInt();
+                        if (size < 0 || size > maxBody) {
+                            throw new IllegalArgumentException("a batch frame of " + size + " bytes, at most " + maxBody + " allowed");
+                        }
+                        field = new byte[size];
+                        if (size > 0) {
+                            continue;
+                        }
+                    }
+                    bodies.add(field);
+                    field = length;
+                }
+            }
+            return bodies;
+        }
+    }
+}
