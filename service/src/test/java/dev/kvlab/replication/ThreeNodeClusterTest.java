@@ -191,11 +191,8 @@ class ThreeNodeClusterTest {
     void theBatchEndpointRunsCallsInOrderAndRefusesBadBodiesWithWhy() {
         KvClient node = cluster.client(2);
         byte[] key = "batched".getBytes(StandardCharsets.UTF_8);
-        byte[] valueArray = dev.kvlab.storage.Record.newValueArray(1);
-        valueArray[dev.kvlab.storage.Record.HEADER_BYTES] = 'v';
         byte[] calls = ReplicaBatch.encodeCalls(List.of(
-                new StoreOp.Write(key, dev.kvlab.storage.Record.value(new Version(System.currentTimeMillis(), 1), valueArray)),
-                new StoreOp.Read(key), new StoreOp.Read("never-written".getBytes(StandardCharsets.UTF_8))));
+                writeOf(key, 'v'), new StoreOp.Read(key), new StoreOp.Read("never-written".getBytes(StandardCharsets.UTF_8))));
 
         HttpResponse<byte[]> answered = node.send("POST", "/internal/v0/batch", BodyPublishers.ofByteArray(calls));
 
@@ -218,9 +215,7 @@ class ThreeNodeClusterTest {
     void theStreamEndpointAnswersEachFrameInOrderAndRefusesABadOneWithWhy() {
         KvClient node = cluster.client(1);
         byte[] key = "streamed".getBytes(StandardCharsets.UTF_8);
-        byte[] valueArray = dev.kvlab.storage.Record.newValueArray(1);
-        valueArray[dev.kvlab.storage.Record.HEADER_BYTES] = 's';
-        List<StoreOp> first = List.of(new StoreOp.Write(key, dev.kvlab.storage.Record.value(new Version(System.currentTimeMillis(), 1), valueArray)));
+        List<StoreOp> first = List.of(writeOf(key, 's'));
         List<StoreOp> second = List.of(new StoreOp.Read(key), new StoreOp.Read("never-written".getBytes(StandardCharsets.UTF_8)));
         java.io.ByteArrayOutputStream frames = new java.io.ByteArrayOutputStream();
         frames.writeBytes(BatchFrames.frame(ReplicaBatch.encodeCalls(first)));
@@ -257,6 +252,13 @@ class ThreeNodeClusterTest {
         cluster.startNode(1);
         assertThat(cluster.client(0).put("stream-after", "w".getBytes(), "3/3").statusCode()).as("a new stream to the restarted node").isEqualTo(201);
         assertThat(text(cluster.client(0).get("stream-after", "3/3"))).isEqualTo("w");
+    }
+
+    /** A replica write of a one-byte value under a current version. */
+    private static StoreOp.Write writeOf(byte[] key, char value) {
+        byte[] valueArray = dev.kvlab.storage.Record.newValueArray(1);
+        valueArray[dev.kvlab.storage.Record.HEADER_BYTES] = (byte) value;
+        return new StoreOp.Write(key, dev.kvlab.storage.Record.value(new Version(System.currentTimeMillis(), 1), valueArray));
     }
 
     private static List<String> range(int node, String start, String end) throws Exception {
