@@ -118,7 +118,7 @@ final class ReplicaHandler {
                 .takeUntilOther(stopping.asMono())
                 .concatMap(body -> {
                     List<StoreOp> ops = ops(ByteBuffer.wrap(body));
-                    return store.batch(ops).map(results -> Unpooled.wrappedBuffer(BatchFrames.frame(ReplicaBatch.encodeAnswers(ops, results))));
+                    return store.batch(ops).map(results -> Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(ops, results)));
                 }, 1);
         // The status waits for the first answer, so a bad first frame still gets its 400; a bad
         // frame later closes the connection, which fails the coordinator's stream.

@@ -11,12 +11,10 @@ import java.util.List;
  */
 public final class BatchFrames {
 
-    private BatchFrames() {
-    }
+    /** The bytes of a frame's length. {@link ReplicaBatch#frameCalls} and {@link ReplicaBatch#frameAnswers} write frames. */
+    public static final int LENGTH_BYTES = 4;
 
-    /** The body with its length in front. */
-    public static byte[] frame(byte[] body) {
-        return ByteBuffer.allocate(4 + body.length).putInt(body.length).put(body).array();
+    private BatchFrames() {
     }
 
     /**
@@ -26,7 +24,7 @@ public final class BatchFrames {
     public static final class Decoder {
 
         private final long maxBody;
-        private final byte[] length = new byte[4];
+        private final byte[] length = new byte[LENGTH_BYTES];
         private byte[] field = length;
         private int filled;
 

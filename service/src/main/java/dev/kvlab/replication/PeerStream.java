@@ -56,7 +56,7 @@ final class PeerStream implements PeerBatcher.Sender {
     @Override
     public Mono<List<Optional<Record>>> send(List<StoreOp> ops) {
         return Mono.create(sink -> {
-            byte[] frame = BatchFrames.frame(ReplicaBatch.encodeCalls(ops));
+            byte[] frame = ReplicaBatch.frameCalls(ops);
             Exchange exchange = openExchange();
             sink.onCancel(() -> exchange.end(new ReplicaException(node, "did not answer a batch in time")));
             exchange.send(new Waiting(ops, sink), frame);

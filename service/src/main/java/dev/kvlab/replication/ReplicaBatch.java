@@ -45,11 +45,20 @@ public final class ReplicaBatch {
     }
 
     public static byte[] encodeCalls(List<StoreOp> ops) {
+        return encodeCalls(ops, false);
+    }
+
+    /** The calls as one frame of a batch stream ({@link BatchFrames}): their length, then the calls. */
+    public static byte[] frameCalls(List<StoreOp> ops) {
+        return encodeCalls(ops, true);
+    }
+
+    private static byte[] encodeCalls(List<StoreOp> ops, boolean framed) {
         int size = 0;
         for (StoreOp op : ops) {
             size += bytesOf(op);
         }
-        ByteBuffer out = ByteBuffer.allocate(size);
+        ByteBuffer out = allocate(size, framed);
         for (StoreOp op : ops) {
             switch (op) {
                 case StoreOp.Read read -> out.put(READ).putInt(read.key().length).put(read.key());
@@ -95,11 +104,20 @@ public final class ReplicaBatch {
 
     /** The answer body: {@code results} as {@link dev.kvlab.storage.LocalStore#batch} gave them for {@code ops}. */
     public static byte[] encodeAnswers(List<StoreOp> ops, List<Optional<Record>> results) {
+        return encodeAnswers(ops, results, false);
+    }
+
+    /** The answers as one frame of a batch stream ({@link BatchFrames}): their length, then the answers. */
+    public static byte[] frameAnswers(List<StoreOp> ops, List<Optional<Record>> results) {
+        return encodeAnswers(ops, results, true);
+    }
+
+    private static byte[] encodeAnswers(List<StoreOp> ops, List<Optional<Record>> results, boolean framed) {
         int size = 0;
         for (Optional<Record> result : results) {
             size += 1 + result.map(record -> 4 + record.encoded().length).orElse(0);
         }
-        ByteBuffer out = ByteBuffer.allocate(size);
+        ByteBuffer out = allocate(size, framed);
         for (int i = 0; i < ops.size(); i++) {
             Optional<Record> result = results.get(i);
             if (ops.get(i) instanceof StoreOp.Write) {
@@ -112,6 +130,14 @@ public final class ReplicaBatch {
             }
         }
         return out.array();
+    }
+
+    /** A buffer for a body of {@code size} bytes, with room for the frame's length in front when framed (written already). */
+    private static ByteBuffer allocate(int size, boolean framed) {
+        if (!framed) {
+            return ByteBuffer.allocate(size);
+        }
+        return ByteBuffer.allocate(BatchFrames.LENGTH_BYTES + size).putInt(size);
     }
 
     /**

@@ -17,7 +17,7 @@ class BatchFramesTest {
         List<String> sent = List.of("first batch", "", "third, longer than the others: ключ и значение");
         ByteArrayOutputStream stream = new ByteArrayOutputStream();
         for (String body : sent) {
-            stream.writeBytes(BatchFrames.frame(body.getBytes(StandardCharsets.UTF_8)));
+            stream.writeBytes(frame(body.getBytes(StandardCharsets.UTF_8)));
         }
         byte[] bytes = stream.toByteArray();
 
@@ -39,11 +39,24 @@ class BatchFramesTest {
     void aLengthOverTheMaximumIsRefusedBeforeAnythingIsAllocated() {
         BatchFrames.Decoder decoder = new BatchFrames.Decoder(16);
 
-        assertThat(decoder.decode(ByteBuffer.wrap(BatchFrames.frame(new byte[16])))).hasSize(1);
+        assertThat(decoder.decode(ByteBuffer.wrap(frame(new byte[16])))).hasSize(1);
         assertThatThrownBy(() -> decoder.decode(ByteBuffer.wrap(new byte[] {0x7f, 0, 0, 0})))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("2130706432 bytes, at most 16");
         assertThatThrownBy(() -> new BatchFrames.Decoder(16).decode(ByteBuffer.wrap(new byte[] {(byte) 0xff, 0, 0, 0})))
                 .hasMessageContaining("-16777216 bytes");
+    }
+
+    @Test
+    void batchesAreFramedAsTheirLengthThenTheirBody() {
+        List<dev.kvlab.storage.StoreOp> ops = List.of(new dev.kvlab.storage.StoreOp.Read("k".getBytes(StandardCharsets.UTF_8)));
+        List<java.util.Optional<dev.kvlab.storage.Record>> results = List.of(java.util.Optional.empty());
+
+        assertThat(ReplicaBatch.frameCalls(ops)).isEqualTo(frame(ReplicaBatch.encodeCalls(ops)));
+        assertThat(ReplicaBatch.frameAnswers(ops, results)).isEqualTo(frame(ReplicaBatch.encodeAnswers(ops, results)));
+    }
+
+    private static byte[] frame(byte[] body) {
+        return ByteBuffer.allocate(BatchFrames.LENGTH_BYTES + body.length).putInt(body.length).put(body).array();
     }
 }

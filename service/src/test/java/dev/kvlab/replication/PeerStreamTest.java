@@ -112,7 +112,7 @@ class PeerStreamTest {
                 .map(frame -> {
                     List<StoreOp> ops = ReplicaBatch.decodeCalls(ByteBuffer.wrap(frame), 64, 1024, 1024);
                     List<Optional<Record>> results = ops.stream().map(op -> Optional.<Record>empty()).toList();
-                    return Unpooled.wrappedBuffer(BatchFrames.frame(ReplicaBatch.encodeAnswers(ops, results)));
+                    return Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(ops, results));
                 });
         if (silentStreams.contains(number)) {
             return request.receive().then(Mono.never());

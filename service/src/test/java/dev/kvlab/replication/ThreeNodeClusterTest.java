@@ -218,8 +218,8 @@ class ThreeNodeClusterTest {
         List<StoreOp> first = List.of(writeOf(key, 's'));
         List<StoreOp> second = List.of(new StoreOp.Read(key), new StoreOp.Read("never-written".getBytes(StandardCharsets.UTF_8)));
         java.io.ByteArrayOutputStream frames = new java.io.ByteArrayOutputStream();
-        frames.writeBytes(BatchFrames.frame(ReplicaBatch.encodeCalls(first)));
-        frames.writeBytes(BatchFrames.frame(ReplicaBatch.encodeCalls(second)));
+        frames.writeBytes(ReplicaBatch.frameCalls(first));
+        frames.writeBytes(ReplicaBatch.frameCalls(second));
 
         HttpResponse<byte[]> answered = node.send("POST", "/internal/v0/stream", BodyPublishers.ofByteArray(frames.toByteArray()));
 
@@ -231,7 +231,7 @@ class ThreeNodeClusterTest {
         assertThat(read.get(0)).as("the frame after the write sees it").isPresent();
         assertThat(read.get(1)).isEmpty();
 
-        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v0/stream", BodyPublishers.ofByteArray(BatchFrames.frame("garbage".getBytes(StandardCharsets.UTF_8))));
+        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v0/stream", BodyPublishers.ofByteArray(java.nio.ByteBuffer.allocate(11).putInt(7).put("garbage".getBytes(StandardCharsets.UTF_8)).array()));
         assertThat(garbage.statusCode()).isEqualTo(400);
         assertThat(text(garbage)).startsWith("bad batch: ").contains("unknown kind");
     }
