@@ -2,16 +2,17 @@ package dev.kvlab.api;
 
 import dev.kvlab.replication.NotEnoughReplicasException;
 import dev.kvlab.replication.UnsatisfiableReplicasException;
+import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.HandlerFunction;
-import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
+import reactor.netty.http.server.HttpServerRequest;
+import reactor.netty.http.server.HttpServerResponse;
 
 /** Turns failures into the API's status codes, each with a one-line plain-text body that says why. */
 final class ApiErrors {
@@ -21,37 +22,23 @@ final class ApiErrors {
     private ApiErrors() {
     }
 
-    /** A filter for every API route: handlers may throw or signal errors, clients get a status. */
-    static Mono<ServerResponse> handle(ServerRequest request, HandlerFunction<ServerResponse> next) {
-        return Mono.defer(() -> next.handle(request)).onErrorResume(error -> toResponse(request, error));
-    }
-
-    private static Mono<ServerResponse> toResponse(ServerRequest request, Throwable error) {
+    /** Answers a request that failed with {@code error}, before anything of the answer was sent. */
+    static Mono<Void> send(HttpServerRequest request, HttpServerResponse response, Throwable error) {
         return switch (error) {
-            case BadRequestException e -> plain(HttpStatus.BAD_REQUEST, e.getMessage());
-            case UnsatisfiableReplicasException e -> plain(HttpStatus.BAD_REQUEST, e.getMessage());
-            case PayloadTooLargeException e -> closing(HttpStatus.PAYLOAD_TOO_LARGE, e.getMessage());
-            case NotEnoughReplicasException e -> plain(HttpStatus.GATEWAY_TIMEOUT, e.getMessage());
-            case RejectedExecutionException e -> plain(HttpStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later");
+            case BadRequestException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
+            case UnsatisfiableReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
+            // The rest of the body is never read, so the connection cannot carry another request.
+            case PayloadTooLargeException e -> NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, e.getMessage());
+            case NotEnoughReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.GATEWAY_TIMEOUT, e.getMessage());
+            case RejectedExecutionException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later");
             default -> {
-                log.error("{} {} failed", request.method(), request.path(), error);
-                yield plain(HttpStatus.INTERNAL_SERVER_ERROR, "internal error: " + error);
+                log.error("{} {} failed", request.method(), request.fullPath(), error);
+                yield NettyResponses.plain(response, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + error);
             }
         };
     }
 
-    static Mono<ServerResponse> plain(HttpStatus status, String message) {
-        return ServerResponse.status(status).contentType(MediaType.TEXT_PLAIN).bodyValue(message + "\n");
-    }
-
-    /** An error after which the connection closes: the rest of the request body is never read. */
-    private static Mono<ServerResponse> closing(HttpStatus status, String message) {
-        return ServerResponse.status(status)
-                .header(HttpHeaders.CONNECTION, "close")
-                .contentType(MediaType.TEXT_PLAIN)
-                .bodyValue(message + "\n");
-    }
-
+    /** The WebFlux route that answers the methods a path does not serve. */
     static HandlerFunction<ServerResponse> methodNotAllowed(String allowed) {
         return request -> ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
                 .header("Allow", allowed)

@@ -34,22 +34,13 @@ public class ApiRoutes {
         return new RequestMetrics(registry);
     }
 
+    /** What WebFlux serves: the status route and the 405s of the paths Reactor Netty serves. */
     @Bean
-    RouterFunction<ServerResponse> apiRouter(Coordinator coordinator, ApiProperties properties, RequestMetrics metrics) {
-        EntityHandler entity = new EntityHandler(coordinator, new ValueReader(properties.maxValueSize()));
-        RouterFunction<ServerResponse> entityRoutes = RouterFunctions.route()
-                .GET("/v0/entity", entity::get)
-                .HEAD("/v0/entity", entity::get)
-                .PUT("/v0/entity", entity::put)
-                .DELETE("/v0/entity", entity::delete)
-                .build()
-                // Errors become statuses first, then the timer sees the status the client gets.
-                .filter(ApiErrors::handle)
-                .filter(metrics::timeEntity);
+    RouterFunction<ServerResponse> apiRouter() {
         return RouterFunctions.route()
-                .add(entityRoutes)
-                .route(path("/v0/entity"), ApiErrors.methodNotAllowed("GET, HEAD, PUT, DELETE"))
-                // GET /v0/entities is served by Reactor Netty directly (rangeRoutes); other methods land here.
+                // GET, HEAD, PUT and DELETE /v0/entity and GET /v0/entities are served by Reactor
+                // Netty directly (nettyRoutes); other methods land here.
+                .route(path(EntityHandler.PATH), ApiErrors.methodNotAllowed("GET, HEAD, PUT, DELETE"))
                 .route(path("/v0/entities"), ApiErrors.methodNotAllowed("GET"))
                 // Constant on purpose: it answers as soon as the node serves, and it is the no-op
                 // baseline the hot-path benchmark compares the store's routes with.
@@ -69,14 +60,17 @@ public class ApiRoutes {
     }
 
     /**
-     * Ranges bypass WebFlux's writer to bound their memory ({@link RangeHandler}); the replica
-     * protocol is served by Reactor Netty too, here or on its own port.
+     * The client API's hot path and its ranges, served by Reactor Netty directly: single keys skip
+     * WebFlux's dispatch cost ({@link EntityHandler}), ranges its writer's read-ahead
+     * ({@link RangeHandler}). The replica protocol is served here too, or on its own port.
      */
     @Bean
-    NettyRouteProvider nettyRoutes(Coordinator coordinator, RequestMetrics metrics, ReplicaHandler replica,
-                                   ReplicationProperties replication) {
+    NettyRouteProvider nettyRoutes(Coordinator coordinator, ApiProperties properties, RequestMetrics metrics,
+                                   ReplicaHandler replica, ReplicationProperties replication) {
+        EntityHandler entity = new EntityHandler(coordinator, new ValueReader(properties.maxValueSize()), metrics);
         RangeHandler clientRange = new RangeHandler(coordinator::range, RangeFormat::negotiate, metrics);
         return routes -> {
+            entity.addTo(routes);
             routes.get("/v0/entities", clientRange::range);
             return replication.port() > 0 ? routes : replica.addTo(routes);
         };

@@ -1,8 +1,10 @@
 package dev.kvlab.api;
 
+import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.nio.charset.StandardCharsets;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerResponse;
@@ -13,10 +15,13 @@ final class NettyResponses {
     private NettyResponses() {
     }
 
+    /** The message as a line of text, with its Content-Length (also the answer to a HEAD). */
     static Mono<Void> plain(HttpServerResponse response, HttpResponseStatus status, String message) {
+        byte[] line = (message + "\n").getBytes(StandardCharsets.UTF_8);
         return response.status(status)
                 .header(HttpHeaderNames.CONTENT_TYPE, MediaType.TEXT_PLAIN_VALUE)
-                .sendString(Mono.just(message + "\n"))
+                .header(HttpHeaderNames.CONTENT_LENGTH, Integer.toString(line.length))
+                .send(Mono.just(Unpooled.wrappedBuffer(line)))
                 .then();
     }
 

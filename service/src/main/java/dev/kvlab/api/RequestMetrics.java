@@ -6,11 +6,6 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
-import org.springframework.http.HttpMethod;
-import org.springframework.web.reactive.function.server.HandlerFunction;
-import org.springframework.web.reactive.function.server.ServerRequest;
-import org.springframework.web.reactive.function.server.ServerResponse;
-import reactor.core.publisher.Mono;
 
 /**
  * {@code kvlab.requests}: the latency of client requests as a histogram, by operation (get, put,
@@ -28,13 +23,6 @@ final class RequestMetrics {
         this.registry = registry;
     }
 
-    /** A filter for {@code /v0/entity}: times each request from arrival to response. */
-    Mono<ServerResponse> timeEntity(ServerRequest request, HandlerFunction<ServerResponse> next) {
-        long start = System.nanoTime();
-        String operation = operationOf(request.method());
-        return next.handle(request).doOnNext(response -> record(operation, response.statusCode().value(), start));
-    }
-
     void record(String operation, int status, long startNanos) {
         timer(operation, status).record(System.nanoTime() - startNanos, TimeUnit.NANOSECONDS);
     }
@@ -48,15 +36,5 @@ final class RequestMetrics {
                 .minimumExpectedValue(Duration.ofNanos(50_000))
                 .maximumExpectedValue(Duration.ofSeconds(10))
                 .register(registry));
-    }
-
-    private static String operationOf(HttpMethod method) {
-        if (HttpMethod.PUT.equals(method)) {
-            return "put";
-        }
-        if (HttpMethod.DELETE.equals(method)) {
-            return "delete";
-        }
-        return "get";
     }
 }

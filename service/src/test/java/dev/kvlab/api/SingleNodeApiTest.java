@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.RawHttp;
+import java.io.ByteArrayInputStream;
+import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -149,6 +151,32 @@ class SingleNodeApiTest {
         assertThat(tooLarge.statusCode()).isEqualTo(413);
         assertThat(text(tooLarge)).contains("1048576");
         assertThat(client.get("max-size").body()).as("a rejected PUT changes nothing").isEqualTo(max);
+    }
+
+    @Test
+    void aChunkedValueIsStoredWholeAndOneOverTheLimitIs413() {
+        byte[] value = randomBytes(300_000);
+        assertThat(client.send("PUT", KvClient.entity("chunked", null), chunked(value)).statusCode()).isEqualTo(201);
+        assertThat(client.get("chunked").body()).isEqualTo(value);
+
+        HttpResponse<byte[]> tooLarge = client.send("PUT", KvClient.entity("chunked", null), chunked(randomBytes(1024 * 1024 + 1)));
+        assertThat(tooLarge.statusCode()).isEqualTo(413);
+        assertThat(text(tooLarge)).contains("1048576");
+        assertThat(client.get("chunked").body()).as("a rejected PUT changes nothing").isEqualTo(value);
+    }
+
+    @Test
+    void headAnswersAsGetWouldWithoutTheBody() {
+        client.put("headed", "twelve bytes");
+
+        HttpResponse<byte[]> found = client.send("HEAD", KvClient.entity("headed", null), BodyPublishers.noBody());
+        assertThat(found.statusCode()).isEqualTo(200);
+        assertThat(found.headers().firstValue("content-length")).hasValue("12");
+        assertThat(found.headers().firstValue("content-type")).hasValue("application/octet-stream");
+        HttpResponse<byte[]> absent = client.send("HEAD", KvClient.entity("never-headed", null), BodyPublishers.noBody());
+        assertThat(absent.statusCode()).isEqualTo(404);
+        // No body followed either head: the next answer on the same connection is read whole.
+        assertThat(text(client.get("headed"))).isEqualTo("twelve bytes");
     }
 
     @Test
@@ -301,6 +329,11 @@ class SingleNodeApiTest {
             }
         }
         return chunk.length;
+    }
+
+    /** A body sent with Transfer-Encoding: chunked, its length not declared up front. */
+    private static HttpRequest.BodyPublisher chunked(byte[] body) {
+        return BodyPublishers.ofInputStream(() -> new ByteArrayInputStream(body));
     }
 
     private static byte[] randomBytes(int size) {
