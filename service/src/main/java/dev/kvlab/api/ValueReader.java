@@ -10,25 +10,29 @@ import reactor.netty.http.server.HttpServerRequest;
 
 /**
  * Reads a PUT body into the array a {@link Record} will own, copying each network buffer once as it
- * arrives. Bodies over the limit fail with 413: before reading when Content-Length says so, as soon
- * as they pass it otherwise (a chunked body).
+ * arrives. A body over the limit fails with 413. Up to twice the limit it is still read to its end
+ * and dropped: the client may still be sending it, and closing a connection with unread bytes
+ * resets it, so the client could lose the 413 before reading it. A larger one (Content-Length says
+ * so, or a chunked body that gets there) is cut off at once.
  */
 final class ValueReader {
 
-    private final DataSize limit;
+    private final long limit;
+    private final DataSize limitSize;
 
     ValueReader(DataSize limit) {
-        this.limit = limit;
+        this.limit = limit.toBytes();
+        this.limitSize = limit;
     }
 
     /** The value in an array from {@link Record#newValueArray(int)}. */
     Mono<byte[]> read(HttpServerRequest request) {
         long declared = declaredLength(request);
-        if (declared > limit.toBytes()) {
-            return Mono.error(new PayloadTooLargeException(limit));
+        if (declared > 2 * limit) {
+            return Mono.error(new PayloadTooLargeException(limitSize));
         }
         return Mono.defer(() -> {
-            Value value = new Value(declared);
+            Value value = new Value(Math.min(declared, limit));
             return request.receive().doOnNext(value::append).then(Mono.fromCallable(value::array));
         });
     }
@@ -46,27 +50,36 @@ final class ValueReader {
     /** The bytes received so far, after the record's header; sized by Content-Length when there is one. */
     private final class Value {
         private byte[] array;
-        private int length;
+        private long received;
 
-        Value(long declared) {
-            array = Record.newValueArray((int) Math.max(declared, 0));
+        Value(long expected) {
+            array = Record.newValueArray((int) Math.max(expected, 0));
         }
 
         void append(ByteBuf buffer) {
             int readable = buffer.readableBytes();
-            if ((long) length + readable > limit.toBytes()) {
-                throw new PayloadTooLargeException(limit);
+            received += readable;
+            if (received > limit) {
+                // Over the limit: drop it all, and stop reading at twice the limit.
+                array = null;
+                if (received > 2 * limit) {
+                    throw new PayloadTooLargeException(limitSize);
+                }
+                return;
             }
-            int needed = Record.HEADER_BYTES + length + readable;
+            int needed = Record.HEADER_BYTES + (int) received;
             if (needed > array.length) {
-                array = Arrays.copyOf(array, (int) Math.min(Math.max(needed, 2L * array.length), Record.HEADER_BYTES + limit.toBytes()));
+                array = Arrays.copyOf(array, (int) Math.min(Math.max(needed, 2L * array.length), Record.HEADER_BYTES + limit));
             }
-            buffer.getBytes(buffer.readerIndex(), array, Record.HEADER_BYTES + length, readable);
-            length += readable;
+            buffer.getBytes(buffer.readerIndex(), array, needed - readable, readable);
         }
 
         byte[] array() {
-            return Record.HEADER_BYTES + length == array.length ? array : Arrays.copyOf(array, Record.HEADER_BYTES + length);
+            if (received > limit) {
+                throw new PayloadTooLargeException(limitSize);
+            }
+            int length = Record.HEADER_BYTES + (int) received;
+            return length == array.length ? array : Arrays.copyOf(array, length);
         }
     }
 }

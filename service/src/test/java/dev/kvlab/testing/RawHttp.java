@@ -61,6 +61,36 @@ public final class RawHttp {
         }
     }
 
+    /**
+     * Sends {@code PUT target} with the whole body (chunked, in 64 KiB chunks, or with its
+     * Content-Length) before reading anything, as a simple client does, then reads the response.
+     */
+    public static Response put(int port, String target, byte[] body, boolean chunked) throws IOException {
+        try (Socket socket = new Socket()) {
+            socket.setSendBufferSize(64 * 1024);
+            socket.connect(new InetSocketAddress("127.0.0.1", port));
+            socket.setSoTimeout(30_000);
+            OutputStream out = socket.getOutputStream();
+            String framing = chunked ? "Transfer-Encoding: chunked" : "Content-Length: " + body.length;
+            out.write(("PUT " + target + " HTTP/1.1\r\nHost: localhost\r\n" + framing + "\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
+            if (chunked) {
+                for (int from = 0; from < body.length; from += 64 * 1024) {
+                    int size = Math.min(64 * 1024, body.length - from);
+                    out.write((Integer.toHexString(size) + "\r\n").getBytes(StandardCharsets.ISO_8859_1));
+                    out.write(body, from, size);
+                    out.write("\r\n".getBytes(StandardCharsets.ISO_8859_1));
+                }
+                out.write("0\r\n\r\n".getBytes(StandardCharsets.ISO_8859_1));
+            } else {
+                out.write(body);
+            }
+            out.flush();
+            List<byte[]> chunks = new ArrayList<>();
+            Response head = read(new BufferedInputStream(socket.getInputStream()), chunks::add);
+            return new Response(head.status(), head.headers(), chunks);
+        }
+    }
+
     private static Response read(InputStream in, Consumer<byte[]> onChunk) throws IOException {
         String statusLine = line(in);
         int status = Integer.parseInt(statusLine.split(" ")[1]);
