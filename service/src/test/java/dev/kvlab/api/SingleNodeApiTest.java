@@ -44,7 +44,10 @@ class SingleNodeApiTest {
 
     @Test
     void statusAnswersOnceTheNodeServes() {
-        assertThat(client.send("GET", "/v0/status", BodyPublishers.noBody()).statusCode()).isEqualTo(200);
+        HttpResponse<byte[]> status = client.send("GET", "/v0/status", BodyPublishers.noBody());
+        assertThat(status.statusCode()).isEqualTo(200);
+        assertThat(text(status)).isEqualTo("OK\n");
+        assertThat(status.headers().firstValue("content-type")).hasValue("text/plain");
     }
 
     @Test
@@ -257,7 +260,9 @@ class SingleNodeApiTest {
             assertThat(response.headers().firstValue("allow")).hasValue("GET, HEAD, PUT, DELETE");
         }
         assertThat(client.send("POST", "/v0/entities?start=a", BodyPublishers.noBody()).statusCode()).isEqualTo(405);
-        assertThat(client.send("DELETE", "/v0/status", BodyPublishers.noBody()).statusCode()).isEqualTo(405);
+        HttpResponse<byte[]> statusDelete = client.send("DELETE", "/v0/status", BodyPublishers.noBody());
+        assertThat(statusDelete.statusCode()).isEqualTo(405);
+        assertThat(statusDelete.headers().firstValue("allow")).hasValue("GET, HEAD");
     }
 
     @Test
