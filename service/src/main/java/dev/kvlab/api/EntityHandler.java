@@ -17,8 +17,8 @@ import reactor.netty.http.server.HttpServerRoutes;
  * {@code /v0/entity}: GET, HEAD, PUT and DELETE of one key through the coordinator.
  *
  * <p>Served by Reactor Netty directly, like the ranges: WebFlux's dispatch (exchange, handler
- * mapping, filters, response writer) took about 20 µs of node CPU per request, nearly half of a
- * single node's cost of a GET (docs/reports/README.md). Other methods on the path fall through to
+ * mapping, filters, response writer) took about 20 µs of node CPU per request, a third of what
+ * one node spent on a GET (docs/reports/README.md). Other methods on the path fall through to
  * WebFlux, which answers 405.
  */
 final class EntityHandler {
