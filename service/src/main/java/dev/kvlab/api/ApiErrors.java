@@ -27,7 +27,7 @@ final class ApiErrors {
         return switch (error) {
             case BadRequestException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
             case UnsatisfiableReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
-            // The rest of the body is never read, so the connection cannot carry another request.
+            // The connection closes: the client may still be sending the refused body (ValueReader).
             case PayloadTooLargeException e -> NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, e.getMessage());
             case NotEnoughReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.GATEWAY_TIMEOUT, e.getMessage());
             case RejectedExecutionException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later");

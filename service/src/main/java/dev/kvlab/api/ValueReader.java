@@ -32,7 +32,8 @@ final class ValueReader {
             return Mono.error(new PayloadTooLargeException(limitSize));
         }
         return Mono.defer(() -> {
-            Value value = new Value(Math.min(declared, limit));
+            // A declared body over the limit will be dropped: nothing to allocate for it.
+            Value value = new Value(declared > limit ? 0 : declared);
             return request.receive().doOnNext(value::append).then(Mono.fromCallable(value::array));
         });
     }
