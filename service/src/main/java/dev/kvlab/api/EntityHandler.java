@@ -7,8 +7,11 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.function.BiFunction;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
+import reactor.netty.channel.AbortedException;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
@@ -24,6 +27,7 @@ import reactor.netty.http.server.HttpServerRoutes;
 final class EntityHandler {
 
     static final String PATH = "/v0/entity";
+    private static final Logger log = LoggerFactory.getLogger(EntityHandler.class);
 
     private final Coordinator coordinator;
     private final ValueReader values;
@@ -79,14 +83,27 @@ final class EntityHandler {
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.ACCEPTED)));
     }
 
-    /** Failures become the API's statuses; then the timer sees the status the client got. */
+    /**
+     * Failures become the API's statuses; then the timer sees the status the client got. A client
+     * that closed its connection gets nothing and is not timed: no answer reached it.
+     */
     private BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> served(
             String operation, BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
         return (request, response) -> {
             long started = System.nanoTime();
             return Mono.defer(() -> handler.apply(request, response))
-                    .onErrorResume(error -> response.hasSentHeaders() ? Mono.error(error) : ApiErrors.send(request, response, error))
-                    .doOnSuccess(done -> metrics.record(operation, response.status().code(), started));
+                    .onErrorResume(error -> !response.hasSentHeaders() && !isClientGone(error),
+                            error -> ApiErrors.send(request, response, error))
+                    .doOnSuccess(done -> metrics.record(operation, response.status().code(), started))
+                    .onErrorResume(EntityHandler::isClientGone, error -> {
+                        log.debug("{} {}: the client closed the connection", request.method(), request.fullPath());
+                        return Mono.empty();
+                    });
         };
+    }
+
+    /** The client went away mid-request (closed or reset its connection): not a failure of ours. */
+    private static boolean isClientGone(Throwable error) {
+        return error instanceof AbortedException || AbortedException.isConnectionReset(error);
     }
 }

@@ -2,28 +2,37 @@ package dev.kvlab.api;
 
 import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.RawHttp;
 import java.io.ByteArrayInputStream;
+import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.system.CapturedOutput;
+import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /** Every row of API.md for a cluster of one: the real server on a random port over a real RocksDB. */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+// EntityHandler's debug line is how a test knows the node has seen a client hang up.
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = "logging.level.dev.kvlab.api.EntityHandler=debug")
+@ExtendWith(OutputCaptureExtension.class)
 class SingleNodeApiTest {
 
     @DynamicPropertySource
@@ -178,6 +187,19 @@ class SingleNodeApiTest {
             assertThat(new String(refused.body(), StandardCharsets.UTF_8)).contains("1048576");
         }
         assertThat(client.get("refused").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void aClientThatHangsUpInTheMiddleOfABodyIsNoErrorAndStoresNothing(CapturedOutput output) throws Exception {
+        try (Socket socket = new Socket("127.0.0.1", port)) {
+            socket.getOutputStream().write(("PUT " + KvClient.entity("hung-up", null) + " HTTP/1.1\r\nHost: localhost\r\n"
+                    + "Content-Length: 1000\r\n\r\n0123456789").getBytes(StandardCharsets.ISO_8859_1));
+            socket.getOutputStream().flush();
+            // Closing the socket hangs up with 990 bytes of the body never sent.
+        }
+        await().atMost(Duration.ofSeconds(10)).until(() -> output.getOut().contains("the client closed the connection"));
+        assertThat(output.getOut()).doesNotContain("ERROR");
+        assertThat(client.get("hung-up").statusCode()).isEqualTo(404);
     }
 
     @Test
