@@ -188,6 +188,19 @@ class ThreeNodeClusterTest {
     }
 
     @Test
+    void aReplicaWriteStoresItsBodyUnderItsVersionAndLosesToANewerOne() {
+        KvClient node = cluster.client(1);
+        String record = "/internal/v0/record?id=versioned";
+        // Versions older than any the clocks give, so no node's clock moves.
+        assertThat(node.send("PUT", record, BodyPublishers.ofString("newer"), ReplicaProtocol.VERSION_HEADER, "2.1").statusCode()).isEqualTo(201);
+        assertThat(node.send("PUT", record, BodyPublishers.ofString("older"), ReplicaProtocol.VERSION_HEADER, "1.1").statusCode()).isEqualTo(201);
+
+        HttpResponse<byte[]> stored = node.internalRecord("versioned");
+        assertThat(text(stored)).isEqualTo("newer");
+        assertThat(stored.headers().firstValue(ReplicaProtocol.VERSION_HEADER)).hasValue("2.1");
+    }
+
+    @Test
     void theBatchEndpointRunsCallsInOrderAndRefusesBadBodiesWithWhy() {
         KvClient node = cluster.client(2);
         byte[] key = "batched".getBytes(StandardCharsets.UTF_8);

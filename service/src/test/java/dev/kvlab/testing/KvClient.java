@@ -62,12 +62,15 @@ public final class KvClient {
         return send("GET", "/internal/v0/record?id=" + URLEncoder.encode(id, StandardCharsets.UTF_8), HttpRequest.BodyPublishers.noBody());
     }
 
-    /** Any method on any path and raw (already encoded) query. */
-    public HttpResponse<byte[]> send(String method, String pathAndQuery, HttpRequest.BodyPublisher body) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create(baseUrl + pathAndQuery))
+    /** Any method on any path and raw (already encoded) query, with headers as name, value pairs. */
+    public HttpResponse<byte[]> send(String method, String pathAndQuery, HttpRequest.BodyPublisher body, String... headers) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(baseUrl + pathAndQuery))
                 .timeout(Duration.ofSeconds(30))
-                .method(method, body)
-                .build();
+                .method(method, body);
+        if (headers.length > 0) {
+            builder.headers(headers);
+        }
+        HttpRequest request = builder.build();
         try {
             return HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
         } catch (IOException e) {
