@@ -47,12 +47,10 @@ final class EntityHandler {
     }
 
     private Mono<Void> get(HttpServerRequest request, HttpServerResponse response) {
-        QueryParameters query = QueryParameters.ofTarget(request.uri());
-        byte[] key = RequestParameters.requiredKey(query, "id");
-        ReplicaCount replicas = RequestParameters.replicas(query);
+        KeyAndReplicas asked = KeyAndReplicas.of(request);
         // Choose the answer first, then send it: a sent answer completes empty, so a
         // switchIfEmpty after the send would answer a second time.
-        return coordinator.get(key, replicas)
+        return coordinator.get(asked.key(), asked.replicas())
                 .map(record -> sendValue(response, record))
                 .defaultIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "no value for this id")))
                 .flatMap(answer -> answer);
@@ -67,20 +65,25 @@ final class EntityHandler {
     }
 
     private Mono<Void> put(HttpServerRequest request, HttpServerResponse response) {
-        QueryParameters query = QueryParameters.ofTarget(request.uri());
-        byte[] key = RequestParameters.requiredKey(query, "id");
-        ReplicaCount replicas = RequestParameters.replicas(query);
+        KeyAndReplicas asked = KeyAndReplicas.of(request);
         return values.read(request)
-                .flatMap(value -> coordinator.put(key, value, replicas))
+                .flatMap(value -> coordinator.put(asked.key(), value, asked.replicas()))
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 
     private Mono<Void> delete(HttpServerRequest request, HttpServerResponse response) {
-        QueryParameters query = QueryParameters.ofTarget(request.uri());
-        byte[] key = RequestParameters.requiredKey(query, "id");
-        ReplicaCount replicas = RequestParameters.replicas(query);
-        return coordinator.delete(key, replicas)
+        KeyAndReplicas asked = KeyAndReplicas.of(request);
+        return coordinator.delete(asked.key(), asked.replicas())
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.ACCEPTED)));
+    }
+
+    /** The {@code id} and {@code replicas} of a request; a bad one is a {@link BadRequestException}. */
+    private record KeyAndReplicas(byte[] key, ReplicaCount replicas) {
+
+        static KeyAndReplicas of(HttpServerRequest request) {
+            QueryParameters query = QueryParameters.ofTarget(request.uri());
+            return new KeyAndReplicas(RequestParameters.requiredKey(query, "id"), RequestParameters.replicas(query));
+        }
     }
 
     /**

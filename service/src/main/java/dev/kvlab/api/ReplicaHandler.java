@@ -35,6 +35,7 @@ final class ReplicaHandler {
     private final LocalStore store;
     private final HybridLogicalClock clock;
     private final DataSize maxValueSize;
+    private final ValueReader values;
     private final ReplicationProperties.Batch batchLimits;
     private final long maxBatchBytes;
     private final Sinks.Empty<Void> stopping = Sinks.empty();
@@ -43,6 +44,7 @@ final class ReplicaHandler {
         this.store = store;
         this.clock = clock;
         this.maxValueSize = maxValueSize;
+        this.values = new ValueReader(maxValueSize);
         this.batchLimits = batchLimits;
         // A sender fills a batch up to max-bytes, or sends one larger call alone.
         this.maxBatchBytes = Math.max(batchLimits.maxBytes().toBytes(),
@@ -163,9 +165,7 @@ final class ReplicaHandler {
             return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
                     new PayloadTooLargeException(maxValueSize).getMessage());
         }
-        return request.receive().aggregate()
-                .map(ReplicaHandler::valueArrayOf)
-                .defaultIfEmpty(Record.newValueArray(0))
+        return values.read(request)
                 .flatMap(value -> store.write(key, Record.value(version, value)))
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
@@ -185,12 +185,6 @@ final class ReplicaHandler {
                         e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage()))
                 .onErrorResume(java.util.concurrent.RejectedExecutionException.class,
                         e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later"));
-    }
-
-    private static byte[] valueArrayOf(ByteBuf body) {
-        byte[] valueArray = Record.newValueArray(body.readableBytes());
-        body.readBytes(valueArray, Record.HEADER_BYTES, body.readableBytes());
-        return valueArray;
     }
 
     private static byte[] key(HttpServerRequest request) {
