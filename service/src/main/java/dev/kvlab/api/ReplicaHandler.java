@@ -15,6 +15,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.ByteBuffer;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiFunction;
 import org.springframework.http.MediaType;
 import org.springframework.util.unit.DataSize;
@@ -177,14 +178,12 @@ final class ReplicaHandler {
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.ACCEPTED)));
     }
 
-    /** Turns a bad request into its 400 and an overloaded store into 503, like the client API. */
+    /** Answers a bad request with its 400 and an overloaded store with 503, as the client API does. */
     private static BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> guarded(
             BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
         return (request, response) -> Mono.defer(() -> handler.apply(request, response))
-                .onErrorResume(BadRequestException.class,
-                        e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage()))
-                .onErrorResume(java.util.concurrent.RejectedExecutionException.class,
-                        e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later"));
+                .onErrorResume(e -> e instanceof BadRequestException || e instanceof RejectedExecutionException,
+                        e -> ApiErrors.send(request, response, e));
     }
 
     private static byte[] key(HttpServerRequest request) {
