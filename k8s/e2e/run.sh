@@ -110,7 +110,7 @@ pod_deleted_by_force_comes_back_with_its_data() {
   # The node's own replica, through the replica protocol: what its RocksDB holds, not a merge of
   # the other nodes' answers (and no read repair ran: nothing read the key since the write).
   local out
-  out=$(in_pod "$RELEASE-0" curl -sS -m 10 -w '\n%{http_code}' "$(pod_url "$pod" 7070)/internal/v0/record?id=$key")
+  out=$(in_pod "$RELEASE-0" curl -sS -m 10 -w '\n%{http_code}' "$(pod_url "$pod" 7070)/internal/v1/record?id=$key")
   [ "${out##*$'\n'}" = 200 ] || fail "$pod's own replica answered ${out##*$'\n'} for $key, expected 200"
   [ "${out%$'\n'*}" = "$value" ] || fail "$pod's own replica holds '${out%$'\n'*}', expected '$value'"
   ok "$pod's own RocksDB still holds $key"

@@ -26,7 +26,7 @@ import reactor.netty.http.server.HttpServerResponse;
 
 /**
  * The HTTP surface of a node: the client API of API.md ({@code /v0/entity}, {@code /v0/entities},
- * {@code /v0/status}) and the replica protocol between nodes ({@code /internal/v0/...}), on the
+ * {@code /v0/status}) and the replica protocol between nodes ({@code /internal/v1/...}), on the
  * client port or, with {@code kvlab.replication.port}, on a port of its own.
  */
 @Configuration(proxyBeanMethods = false)

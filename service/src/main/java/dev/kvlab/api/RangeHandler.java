@@ -18,7 +18,7 @@ import reactor.netty.http.server.HttpServerResponse;
 /**
  * A range of entries streamed as chunks while the client reads them; the body is never built in
  * memory. Serves the client's {@code /v0/entities} (the cluster's live keys) and the replicas'
- * {@code /internal/v0/records} (one node's records, tombstones included).
+ * {@code /internal/v1/records} (one node's records, tombstones included).
  *
  * <p>Written with Reactor Netty directly, in groups of about {@link #GROUP_BYTES}: the next group is
  * read from the store only while the previous one is being written to the socket. WebFlux's writer

@@ -30,7 +30,7 @@ public final class LocalReplica implements Replica {
 
     @Override
     public Mono<Void> write(byte[] key, Record record) {
-        return store.write(key, record).then();
+        return store.write(key, record);
     }
 
     @Override

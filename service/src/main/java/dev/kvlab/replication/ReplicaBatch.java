@@ -9,7 +9,7 @@ import java.util.List;
 import java.util.Optional;
 
 /**
- * The bodies of {@code POST /internal/v0/batch}: many single-key calls to one replica in one
+ * The bodies of {@code POST /internal/v1/batch}: many single-key calls to one replica in one
  * request, answered in order. Lengths are 4 bytes big-endian; records travel in their stored form.
  *
  * <pre>

@@ -1,36 +1,36 @@
 package dev.kvlab.replication;
 
 /**
- * How nodes talk to each other's replicas, under {@code /internal/v0/}, apart from the client API
+ * How nodes talk to each other's replicas, under {@code /internal/v1/}, apart from the client API
  * so a replica request never fans out again:
  *
  * <ul>
- *   <li>{@code POST /internal/v0/batch} runs many single-key reads and writes in one request and
+ *   <li>{@code POST /internal/v1/batch} runs many single-key reads and writes in one request and
  *       one storage task, answered in order (200): how coordinators reach replicas with
  *       {@code kvlab.replication.batch.stream=false}
  *       ({@link ReplicaBatch}, {@link PeerBatcher});</li>
- *   <li>{@code POST /internal/v0/stream} does the same for a stream of batches on one long-lived
+ *   <li>{@code POST /internal/v1/stream} does the same for a stream of batches on one long-lived
  *       request: the body is a stream of batch frames, the answer (200) a stream of their answers'
  *       frames in the same order ({@link BatchFrames}). How coordinators reach replicas by default
  *       ({@link PeerStream}); a replica that is stopping ends its streams once it has answered what
  *       it read;</li>
- *   <li>{@code GET /internal/v0/record?id=} answers 200 with the record's value (a tombstone's is
+ *   <li>{@code GET /internal/v1/record?id=} answers 200 with the record's value (a tombstone's is
  *       empty) or 404 when the replica never saw the key; the version and the tombstone flag
  *       travel in headers;</li>
- *   <li>{@code PUT /internal/v0/record?id=} stores the body under the version header (201);</li>
- *   <li>{@code DELETE /internal/v0/record?id=} stores a tombstone under the version header (202)
+ *   <li>{@code PUT /internal/v1/record?id=} stores the body under the version header (201);</li>
+ *   <li>{@code DELETE /internal/v1/record?id=} stores a tombstone under the version header (202)
  *       (these three single calls are there for people and tools looking at one replica);</li>
- *   <li>{@code GET /internal/v0/records?start=&end=} streams the replica's records, tombstones
+ *   <li>{@code GET /internal/v1/records?start=&end=} streams the replica's records, tombstones
  *       included, in key order, each framed as {@code [key length:4][key][record length:4][record]},
  *       the record in its stored form ({@link RecordFrames}).</li>
  * </ul>
  */
 public final class ReplicaProtocol {
 
-    public static final String RECORD_PATH = "/internal/v0/record";
-    public static final String RECORDS_PATH = "/internal/v0/records";
-    public static final String BATCH_PATH = "/internal/v0/batch";
-    public static final String STREAM_PATH = "/internal/v0/stream";
+    public static final String RECORD_PATH = "/internal/v1/record";
+    public static final String RECORDS_PATH = "/internal/v1/records";
+    public static final String BATCH_PATH = "/internal/v1/batch";
+    public static final String STREAM_PATH = "/internal/v1/stream";
     public static final String VERSION_HEADER = "X-Kvlab-Version";
     public static final String TOMBSTONE_HEADER = "X-Kvlab-Tombstone";
 

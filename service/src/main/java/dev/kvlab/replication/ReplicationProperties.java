@@ -52,9 +52,8 @@ public record ReplicationProperties(
      *                    accepts batch bodies up to this plus {@code kvlab.api.max-value-size}
      * @param maxQueued   calls waiting for a batch to one peer; beyond it a call fails at once
      * @param stream      send the batches to a peer on one long-lived request whose body and answer
-     *                    are streams of frames ({@code POST /internal/v0/stream}); false sends each
-     *                    batch in a request of its own ({@code POST /internal/v0/batch}), which is
-     *                    what a node without the stream endpoint understands
+     *                    are streams of frames ({@code POST /internal/v1/stream}); false sends each
+     *                    batch in a request of its own ({@code POST /internal/v1/batch})
      */
     public record Batch(
             @Min(1) @DefaultValue("1") int maxInFlight,

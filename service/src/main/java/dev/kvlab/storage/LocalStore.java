@@ -30,9 +30,9 @@ public final class LocalStore implements AutoCloseable {
         return Mono.fromCallable(() -> store.get(key)).subscribeOn(executor.scheduler());
     }
 
-    /** Stores the record unless a newer version is there; emits whether it was stored. */
-    public Mono<Boolean> write(byte[] key, Record record) {
-        return Mono.fromCallable(() -> store.write(key, record)).subscribeOn(executor.scheduler());
+    /** Stores the record unless a newer version is there; completes once the write is in the WAL. */
+    public Mono<Void> write(byte[] key, Record record) {
+        return Mono.<Void>fromRunnable(() -> store.write(key, record)).subscribeOn(executor.scheduler());
     }
 
     /**

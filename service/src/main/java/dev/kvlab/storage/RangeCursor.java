@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.function.Consumer;
+import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -27,7 +28,7 @@ public final class RangeCursor implements Iterator<Entry>, AutoCloseable {
     private Entry lookahead;
     private boolean closed;
 
-    RangeCursor(RocksDB db, byte[] start, byte[] end, Consumer<RangeCursor> onClose) {
+    RangeCursor(RocksDB db, ColumnFamilyHandle records, byte[] start, byte[] end, Consumer<RangeCursor> onClose) {
         this.onClose = onClose;
         this.readOptions = RocksOptions.scanOptions();
         this.upperBound = end == null ? null : new Slice(end);
@@ -35,7 +36,7 @@ public final class RangeCursor implements Iterator<Entry>, AutoCloseable {
             // RocksDB stops at the bound itself, without reading keys past it.
             readOptions.setIterateUpperBound(upperBound);
         }
-        this.iterator = db.newIterator(readOptions);
+        this.iterator = db.newIterator(records, readOptions);
         iterator.seek(start);
     }
 

@@ -4,7 +4,12 @@ import java.nio.ByteBuffer;
 
 /**
  * What RocksDB stores under a key: a version, a tombstone flag and the value, encoded as
- * {@code [flags:1][timestamp:8][node:4][value...]} in one array.
+ * {@code [timestamp:8][node:4][flags:1][value...]} in one array, big-endian, the node's sign bit
+ * flipped.
+ *
+ * <p>The layout makes records of one key compare as unsigned bytes the way their versions compare,
+ * so RocksDB's {@code max} merge operator keeps the newest write without a read before each write
+ * ({@link RocksStore#write}). Two records with the same version are the same write.
  *
  * <p>The value is read from the network straight into an array that leaves {@link #HEADER_BYTES}
  * free in front ({@link #newValueArray(int)}), so turning it into a record writes the header in
@@ -13,6 +18,7 @@ import java.nio.ByteBuffer;
 public final class Record {
 
     public static final int HEADER_BYTES = 13;
+    private static final int FLAGS_OFFSET = 12;
     private static final byte FLAG_TOMBSTONE = 1;
 
     private final byte[] bytes;
@@ -46,34 +52,30 @@ public final class Record {
         if (bytes.length < HEADER_BYTES) {
             throw new IllegalArgumentException("stored record is " + bytes.length + " bytes, shorter than its header");
         }
-        if ((bytes[0] & ~FLAG_TOMBSTONE) != 0) {
-            throw new IllegalArgumentException("stored record has unknown flags " + bytes[0]);
+        if ((bytes[FLAGS_OFFSET] & ~FLAG_TOMBSTONE) != 0) {
+            throw new IllegalArgumentException("stored record has unknown flags " + bytes[FLAGS_OFFSET]);
         }
-        if (bytes[0] == FLAG_TOMBSTONE && bytes.length != HEADER_BYTES) {
+        if (bytes[FLAGS_OFFSET] == FLAG_TOMBSTONE && bytes.length != HEADER_BYTES) {
             throw new IllegalArgumentException("stored tombstone carries a value");
         }
         return new Record(bytes);
     }
 
-    /** Reads just the version from the first {@link #HEADER_BYTES} of a stored record. */
-    static Version versionOf(byte[] header) {
-        ByteBuffer buffer = ByteBuffer.wrap(header);
-        return new Version(buffer.getLong(1), buffer.getInt(9));
-    }
-
     private static void writeHeader(byte[] target, Version version, boolean tombstone) {
         ByteBuffer.wrap(target)
-                .put(tombstone ? FLAG_TOMBSTONE : 0)
                 .putLong(version.timestamp())
-                .putInt(version.node());
+                // Flipping the sign bit orders node ids, which may be negative, as unsigned bytes.
+                .putInt(version.node() ^ Integer.MIN_VALUE)
+                .put(tombstone ? FLAG_TOMBSTONE : 0);
     }
 
     public Version version() {
-        return versionOf(bytes);
+        ByteBuffer buffer = ByteBuffer.wrap(bytes);
+        return new Version(buffer.getLong(0), buffer.getInt(8) ^ Integer.MIN_VALUE);
     }
 
     public boolean isTombstone() {
-        return bytes[0] == FLAG_TOMBSTONE;
+        return bytes[FLAGS_OFFSET] == FLAG_TOMBSTONE;
     }
 
     public int valueLength() {

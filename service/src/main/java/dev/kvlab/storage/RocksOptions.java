@@ -4,12 +4,13 @@ import java.util.ArrayList;
 import java.util.List;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
+import org.rocksdb.ColumnFamilyOptions;
 import org.rocksdb.CompactionStyle;
 import org.rocksdb.CompressionType;
+import org.rocksdb.DBOptions;
 import org.rocksdb.Env;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.LRUCache;
-import org.rocksdb.Options;
 import org.rocksdb.Priority;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksObject;
@@ -21,16 +22,20 @@ import org.rocksdb.WriteOptions;
  */
 final class RocksOptions implements AutoCloseable {
 
+    /** Merges of one key in the memtable before a write folds them into a value. */
+    static final int MAX_SUCCESSIVE_MERGES = 16;
+
     private final List<RocksObject> handles = new ArrayList<>();
-    final Options options;
+    final DBOptions database;
+    final ColumnFamilyOptions columnFamily;
     final WriteOptions writeOptions;
     final ReadOptions pointReads;
 
     RocksOptions(StorageProperties properties) {
         // One LRU cache for data blocks: recently read values, decompressed.
         LRUCache blockCache = own(new LRUCache(properties.blockCacheSize().toBytes()));
-        // 10 bits per key: about 1 % false positives, so a GET of an absent key (and the version
-        // check before every write of a new key) rarely touches an SST file.
+        // 10 bits per key: about 1 % false positives, so a GET of an absent key rarely touches an
+        // SST file, nor does a GET of a key look in the files that do not have it.
         BloomFilter bloom = own(new BloomFilter(10, false));
         BlockBasedTableConfig table = new BlockBasedTableConfig()
                 .setBlockCache(blockCache)
@@ -45,9 +50,17 @@ final class RocksOptions implements AutoCloseable {
                 // Small blocks suit point lookups of small values, the store's common case.
                 .setBlockSize(4 * 1024);
 
-        options = own(new Options())
-                .setCreateIfMissing(true)
+        // The options of the records' column family (and of the default one, which only a store of
+        // the first layout has data in: LegacyLayout).
+        columnFamily = own(new ColumnFamilyOptions())
                 .setTableFormatConfig(table)
+                // A write merges its record instead of reading the stored version first; "max" keeps
+                // the record that is largest as unsigned bytes, which the layout makes the newest
+                // version (Record). Reads and compactions apply the merges.
+                .setMergeOperatorName("max")
+                // A key written over and over has its merges folded into one value once this many
+                // pile up in the memtable, so its reads stay short.
+                .setMaxSuccessiveMerges(MAX_SUCCESSIVE_MERGES)
                 .setWriteBufferSize(properties.writeBufferSize().toBytes())
                 .setMaxWriteBufferNumber(properties.maxWriteBuffers())
                 .setCompactionStyle(CompactionStyle.LEVEL)
@@ -55,7 +68,11 @@ final class RocksOptions implements AutoCloseable {
                 // LZ4 on every level: a GET that misses the cache decompresses one block, and LZ4
                 // does that several times faster than ZSTD on the CPU we share with the server.
                 // Blocks that do not shrink (random values) are stored as they are.
-                .setCompressionType(CompressionType.LZ4_COMPRESSION)
+                .setCompressionType(CompressionType.LZ4_COMPRESSION);
+
+        database = own(new DBOptions())
+                .setCreateIfMissing(true)
+                .setCreateMissingColumnFamilies(true)
                 // Flushes and compactions run in the background; two fit a small machine.
                 .setMaxBackgroundJobs(2)
                 // Write SST files out gradually instead of in one burst at the end of a flush.
@@ -63,7 +80,7 @@ final class RocksOptions implements AutoCloseable {
                 .setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
                 .setKeepLogFileNum(3);
 
-        // The WAL is on (RocksDB's default and never disabled here): a put returns after its WAL
+        // The WAL is on (RocksDB's default and never disabled here): a write returns after its WAL
         // record has been handed to the OS, so acknowledged writes survive kill -9. With
         // syncWrites the WAL is also fsynced, which survives power loss too.
         writeOptions = own(new WriteOptions()).setSync(properties.syncWrites());
@@ -71,7 +88,7 @@ final class RocksOptions implements AutoCloseable {
 
         if (properties.backgroundLowPriority()) {
             // Flushes (HIGH pool) and compactions (LOW pool) run niced, at idle I/O class.
-            Env env = options.getEnv();
+            Env env = database.getEnv();
             for (Priority pool : new Priority[] {Priority.HIGH, Priority.LOW}) {
                 env.lowerThreadPoolCPUPriority(pool);
                 env.lowerThreadPoolIOPriority(pool);

@@ -3,16 +3,24 @@ package dev.kvlab.storage;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyHandle;
+import org.rocksdb.FlushOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
- * The node's records in RocksDB, keys ordered as unsigned bytes (RocksDB's bytewise comparator).
+ * The node's records in RocksDB, in the column family {@code records}, keys ordered as unsigned
+ * bytes (RocksDB's bytewise comparator).
  *
  * <p>Blocking: callers run it on the storage scheduler ({@link StorageExecutor}), never on an event
  * loop. Thread-safe. A write only wins over an older version: replicas may receive the writes to a
@@ -24,21 +32,24 @@ public final class RocksStore implements AutoCloseable {
         RocksDB.loadLibrary();
     }
 
-    /** Writes to one key are serialized by one of these, so a version check and its put are atomic. */
-    private static final int WRITE_STRIPES = 1024;
+    private static final Logger log = LoggerFactory.getLogger(RocksStore.class);
+    private static final byte[] RECORDS = "records".getBytes(StandardCharsets.UTF_8);
 
     private final RocksOptions options;
     private final RocksDB db;
-    private final Object[] writeStripes = new Object[WRITE_STRIPES];
+    /** Empty, unless a store of the first layout left records there ({@link LegacyLayout}). */
+    private final ColumnFamilyHandle legacy;
+    private final ColumnFamilyHandle records;
     private final Set<RangeCursor> openCursors = ConcurrentHashMap.newKeySet();
     /** Operations hold the read side; close() takes the write side, so no call runs on a closed db. */
     private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private boolean closed;
 
-    private RocksStore(RocksOptions options, RocksDB db) {
+    private RocksStore(RocksOptions options, RocksDB db, ColumnFamilyHandle legacy, ColumnFamilyHandle records) {
         this.options = options;
         this.db = db;
-        Arrays.setAll(writeStripes, i -> new Object());
+        this.legacy = legacy;
+        this.records = records;
     }
 
     public static RocksStore open(StorageProperties properties) {
@@ -49,11 +60,28 @@ public final class RocksStore implements AutoCloseable {
             throw new StorageException("cannot create the storage directory " + dir + ": " + e.getMessage(), e);
         }
         RocksOptions options = new RocksOptions(properties);
+        List<ColumnFamilyDescriptor> families = List.of(
+                new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, options.columnFamily),
+                new ColumnFamilyDescriptor(RECORDS, options.columnFamily));
+        List<ColumnFamilyHandle> handles = new ArrayList<>();
+        RocksStore store;
         try {
-            return new RocksStore(options, RocksDB.open(options.options, dir.toString()));
+            RocksDB db = RocksDB.open(options.database, dir.toString(), families, handles);
+            store = new RocksStore(options, db, handles.get(0), handles.get(1));
         } catch (RocksDBException e) {
             options.close();
             throw new StorageException("cannot open RocksDB in " + dir + ": " + e.getMessage(), e);
+        }
+        try {
+            long moved = LegacyLayout.migrate(store.db, store.legacy, store.records, options.writeOptions);
+            if (moved > 0) {
+                log.info("Moved {} records of kvlab's first storage layout in {} to the current one", moved, dir);
+            }
+            return store;
+        } catch (RocksDBException | StorageException e) {
+            store.close();
+            throw new StorageException("cannot move the records of kvlab's first storage layout in " + dir + ": "
+                    + e.getMessage(), e);
         }
     }
 
@@ -62,7 +90,7 @@ public final class RocksStore implements AutoCloseable {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            byte[] stored = db.get(options.pointReads, key);
+            byte[] stored = db.get(records, options.pointReads, key);
             return stored == null ? null : Record.decode(stored);
         } catch (RocksDBException e) {
             throw new StorageException("read failed: " + e.getMessage(), e);
@@ -72,40 +100,20 @@ public final class RocksStore implements AutoCloseable {
     }
 
     /**
-     * Stores {@code record} unless the key already holds the same or a newer version.
-     *
-     * @return whether the record was stored; {@code false} means a newer (or the same) write is there
+     * Stores {@code record} unless the key already holds a newer version; a record of the version
+     * already stored is the same write and changes nothing. The write is a merge, applied when the
+     * key is read or compacted, so it costs no read and needs no lock.
      */
-    public boolean write(byte[] key, Record record) {
+    public void write(byte[] key, Record record) {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            synchronized (writeStripes[stripeOf(key)]) {
-                Version current = storedVersion(key);
-                if (current != null && !record.version().isNewerThan(current)) {
-                    return false;
-                }
-                db.put(options.writeOptions, key, record.encoded());
-                return true;
-            }
+            db.merge(records, options.writeOptions, key, record.encoded());
         } catch (RocksDBException e) {
             throw new StorageException("write failed: " + e.getMessage(), e);
         } finally {
             lifecycle.readLock().unlock();
         }
-    }
-
-    /** Reads only the header of the stored record: the version check needs no value copy. */
-    private Version storedVersion(byte[] key) throws RocksDBException {
-        byte[] header = new byte[Record.HEADER_BYTES];
-        int size = db.get(options.pointReads, key, header);
-        if (size == RocksDB.NOT_FOUND) {
-            return null;
-        }
-        if (size < Record.HEADER_BYTES) {
-            throw new StorageException("corrupt record of " + size + " bytes under a key");
-        }
-        return Record.versionOf(header);
     }
 
     /**
@@ -116,7 +124,7 @@ public final class RocksStore implements AutoCloseable {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            RangeCursor cursor = new RangeCursor(db, start, end, openCursors::remove);
+            RangeCursor cursor = new RangeCursor(db, records, start, end, openCursors::remove);
             openCursors.add(cursor);
             return cursor;
         } finally {
@@ -134,7 +142,7 @@ public final class RocksStore implements AutoCloseable {
         lifecycle.readLock().lock();
         try {
             ensureOpen();
-            return db.getLongProperty(name);
+            return db.getLongProperty(records, name);
         } catch (RocksDBException e) {
             throw new StorageException("cannot read RocksDB property " + name + ": " + e.getMessage(), e);
         } finally {
@@ -142,9 +150,22 @@ public final class RocksStore implements AutoCloseable {
         }
     }
 
-    private static int stripeOf(byte[] key) {
-        int h = Arrays.hashCode(key);
-        return (h ^ (h >>> 16)) & (WRITE_STRIPES - 1);
+    /** Writes the memtables out to SST files (for tests and maintenance). */
+    void flush() {
+        try (FlushOptions wait = new FlushOptions().setWaitForFlush(true)) {
+            db.flush(wait, records);
+        } catch (RocksDBException e) {
+            throw new StorageException("flush failed: " + e.getMessage(), e);
+        }
+    }
+
+    /** Compacts every record into the last level, where merges become plain values (for tests and maintenance). */
+    void compact() {
+        try {
+            db.compactRange(records);
+        } catch (RocksDBException e) {
+            throw new StorageException("compaction failed: " + e.getMessage(), e);
+        }
     }
 
     private void ensureOpen() {
@@ -165,6 +186,8 @@ public final class RocksStore implements AutoCloseable {
             for (RangeCursor cursor : openCursors) {
                 cursor.close();
             }
+            legacy.close();
+            records.close();
             db.close();
             options.close();
         } finally {

@@ -39,8 +39,8 @@ class ReplicaPortTest {
         KvClient client = cluster.client(0);
 
         assertThat(client.internalRecord("anything").statusCode()).isEqualTo(404);
-        assertThat(client.send("PUT", "/internal/v0/record?id=x", BodyPublishers.ofString("v")).statusCode()).isEqualTo(404);
-        assertThat(client.send("GET", "/internal/v0/records?start=a", BodyPublishers.noBody()).statusCode()).isEqualTo(404);
+        assertThat(client.send("PUT", "/internal/v1/record?id=x", BodyPublishers.ofString("v")).statusCode()).isEqualTo(404);
+        assertThat(client.send("GET", "/internal/v1/records?start=a", BodyPublishers.noBody()).statusCode()).isEqualTo(404);
     }
 
     @Test

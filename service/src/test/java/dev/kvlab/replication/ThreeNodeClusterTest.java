@@ -181,7 +181,7 @@ class ThreeNodeClusterTest {
 
     @Test
     void replicaEndpointsRefuseWritesWithoutAVersion() {
-        HttpResponse<byte[]> response = cluster.client(0).send("PUT", "/internal/v0/record?id=x",
+        HttpResponse<byte[]> response = cluster.client(0).send("PUT", "/internal/v1/record?id=x",
                 java.net.http.HttpRequest.BodyPublishers.ofString("v"));
         assertThat(response.statusCode()).isEqualTo(400);
         assertThat(text(response)).contains("X-Kvlab-Version");
@@ -190,7 +190,7 @@ class ThreeNodeClusterTest {
     @Test
     void aReplicaWriteStoresItsBodyUnderItsVersionAndLosesToANewerOne() {
         KvClient node = cluster.client(1);
-        String record = "/internal/v0/record?id=versioned";
+        String record = "/internal/v1/record?id=versioned";
         // Versions older than any the clocks give, so no node's clock moves.
         assertThat(node.send("PUT", record, BodyPublishers.ofString("newer"), ReplicaProtocol.VERSION_HEADER, "2.1").statusCode()).isEqualTo(201);
         assertThat(node.send("PUT", record, BodyPublishers.ofString("older"), ReplicaProtocol.VERSION_HEADER, "1.1").statusCode()).isEqualTo(201);
@@ -207,7 +207,7 @@ class ThreeNodeClusterTest {
         byte[] calls = ReplicaBatch.encodeCalls(List.of(
                 writeOf(key, 'v'), new StoreOp.Read(key), new StoreOp.Read("never-written".getBytes(StandardCharsets.UTF_8))));
 
-        HttpResponse<byte[]> answered = node.send("POST", "/internal/v0/batch", BodyPublishers.ofByteArray(calls));
+        HttpResponse<byte[]> answered = node.send("POST", "/internal/v1/batch", BodyPublishers.ofByteArray(calls));
 
         assertThat(answered.statusCode()).isEqualTo(200);
         List<java.util.Optional<dev.kvlab.storage.Record>> answers = ReplicaBatch.decodeAnswers(java.nio.ByteBuffer.wrap(answered.body()),
@@ -216,10 +216,10 @@ class ThreeNodeClusterTest {
         assertThat(answers.get(2)).isEmpty();
         assertThat(text(node.internalRecord("batched"))).isEqualTo("v");
 
-        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v0/batch", BodyPublishers.ofString("garbage"));
+        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v1/batch", BodyPublishers.ofString("garbage"));
         assertThat(garbage.statusCode()).isEqualTo(400);
         assertThat(text(garbage)).startsWith("bad batch: ").contains("unknown kind");
-        HttpResponse<byte[]> empty = node.send("POST", "/internal/v0/batch", BodyPublishers.ofByteArray(new byte[0]));
+        HttpResponse<byte[]> empty = node.send("POST", "/internal/v1/batch", BodyPublishers.ofByteArray(new byte[0]));
         assertThat(empty.statusCode()).isEqualTo(400);
         assertThat(text(empty)).contains("the batch has no calls");
     }
@@ -234,7 +234,7 @@ class ThreeNodeClusterTest {
         frames.writeBytes(ReplicaBatch.frameCalls(first));
         frames.writeBytes(ReplicaBatch.frameCalls(second));
 
-        HttpResponse<byte[]> answered = node.send("POST", "/internal/v0/stream", BodyPublishers.ofByteArray(frames.toByteArray()));
+        HttpResponse<byte[]> answered = node.send("POST", "/internal/v1/stream", BodyPublishers.ofByteArray(frames.toByteArray()));
 
         assertThat(answered.statusCode()).isEqualTo(200);
         List<byte[]> answers = new BatchFrames.Decoder(1024).decode(java.nio.ByteBuffer.wrap(answered.body()));
@@ -244,7 +244,7 @@ class ThreeNodeClusterTest {
         assertThat(read.get(0)).as("the frame after the write sees it").isPresent();
         assertThat(read.get(1)).isEmpty();
 
-        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v0/stream", BodyPublishers.ofByteArray(java.nio.ByteBuffer.allocate(11).putInt(7).put("garbage".getBytes(StandardCharsets.UTF_8)).array()));
+        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v1/stream", BodyPublishers.ofByteArray(java.nio.ByteBuffer.allocate(11).putInt(7).put("garbage".getBytes(StandardCharsets.UTF_8)).array()));
         assertThat(garbage.statusCode()).isEqualTo(400);
         assertThat(text(garbage)).startsWith("bad batch: ").contains("unknown kind");
     }

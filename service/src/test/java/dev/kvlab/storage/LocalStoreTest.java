@@ -39,7 +39,7 @@ class LocalStoreTest {
     void storageCallsRunOnTheStorageThreadsNotTheCaller() {
         AtomicReference<String> thread = new AtomicReference<>();
 
-        store.write(bytes("k"), value(1, "v")).doOnNext(stored -> thread.set(Thread.currentThread().getName())).block();
+        store.write(bytes("k"), value(1, "v")).doOnSuccess(done -> thread.set(Thread.currentThread().getName())).block();
 
         assertThat(thread.get()).startsWith("kvlab-storage-");
     }

@@ -4,6 +4,10 @@ import static dev.kvlab.storage.TestStores.bytes;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 class RecordTest {
@@ -49,8 +53,36 @@ class RecordTest {
     void bytesThatAreNotARecordAreRejected() {
         assertThatThrownBy(() -> Record.decode(bytes("short"))).hasMessageContaining("shorter than its header");
         byte[] badFlags = TestStores.value(1, "x").encoded().clone();
-        badFlags[0] = 4;
+        badFlags[12] = 4;
         assertThatThrownBy(() -> Record.decode(badFlags)).hasMessageContaining("unknown flags");
+    }
+
+    @Test
+    void storedFormsCompareAsUnsignedBytesTheWayTheirVersionsCompare() {
+        // RocksDB's "max" merge operator keeps the largest stored form of a key: it must be the newest.
+        Random random = new Random(7);
+        List<Version> versions = new ArrayList<>();
+        for (long timestamp : new long[] {0, 1, 255, 256, 1L << 40, (1L << 56) - 1, 1L << 56, Long.MAX_VALUE}) {
+            for (int node : new int[] {Integer.MIN_VALUE, -1, 0, 1, 127, 128, Integer.MAX_VALUE}) {
+                versions.add(new Version(timestamp, node));
+            }
+        }
+        for (int i = 0; i < 1000; i++) {
+            versions.add(new Version(random.nextLong(Long.MAX_VALUE), random.nextInt()));
+        }
+        List<byte[]> stored = versions.stream()
+                .map(version -> random.nextBoolean() ? Record.tombstone(version)
+                        : TestStores.value(version, "x".repeat(random.nextInt(4))))
+                .map(Record::encoded)
+                .toList();
+
+        for (int a = 0; a < versions.size(); a++) {
+            for (int b = 0; b < versions.size(); b++) {
+                assertThat(Integer.signum(Arrays.compareUnsigned(stored.get(a), stored.get(b))))
+                        .as("%s against %s", versions.get(a), versions.get(b))
+                        .isEqualTo(Integer.signum(versions.get(a).compareTo(versions.get(b))));
+            }
+        }
     }
 
     @Test

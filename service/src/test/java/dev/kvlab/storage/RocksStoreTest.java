@@ -9,17 +9,23 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
+import java.util.Random;
+import java.util.stream.LongStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
 
 class RocksStoreTest {
 
@@ -45,8 +51,8 @@ class RocksStoreTest {
 
     @Test
     void aNewerVersionReplacesTheValue() {
-        assertThat(store.write(bytes("k"), value(1, "one"))).isTrue();
-        assertThat(store.write(bytes("k"), value(2, "two"))).isTrue();
+        store.write(bytes("k"), value(1, "one"));
+        store.write(bytes("k"), value(2, "two"));
 
         assertThat(text(store.get(bytes("k")))).isEqualTo("two");
     }
@@ -55,9 +61,49 @@ class RocksStoreTest {
     void anOlderVersionArrivingLateDoesNotWin() {
         store.write(bytes("k"), value(5, "new"));
 
-        assertThat(store.write(bytes("k"), value(4, "old"))).isFalse();
-        assertThat(store.write(bytes("k"), value(5, "same version"))).isFalse();
+        store.write(bytes("k"), value(4, "old"));
+
         assertThat(text(store.get(bytes("k")))).isEqualTo("new");
+        assertThat(store.get(bytes("k")).version().timestamp()).isEqualTo(5);
+    }
+
+    @Test
+    void aVersionFromANodeWithANegativeIdOrdersByItsId() {
+        Record fromNegative = Record.tombstone(new Version(7, -3));
+        Record fromPositive = TestStores.value(new Version(7, 2), "later node");
+
+        store.write(bytes("k"), fromPositive);
+        store.write(bytes("k"), fromNegative);
+        store.write(bytes("j"), fromNegative);
+        store.write(bytes("j"), fromPositive);
+
+        assertThat(text(store.get(bytes("k")))).isEqualTo("later node");
+        assertThat(text(store.get(bytes("j")))).isEqualTo("later node");
+    }
+
+    @Test
+    void writesInAnyOrderEndOnTheNewestThroughFlushesCompactionsAndReopening() throws Exception {
+        List<Long> versions = new ArrayList<>(LongStream.rangeClosed(1, 200).boxed().toList());
+        Collections.shuffle(versions, new Random(42));
+        for (int i = 0; i < versions.size(); i++) {
+            long version = versions.get(i);
+            store.write(bytes("k"), version % 3 == 0 ? tombstone(version) : value(version, "v" + version));
+            if (i % 50 == 49) {
+                // Some merges land in SST files, the rest stay in the memtable and the WAL.
+                store.flush();
+            }
+        }
+        assertThat(text(store.get(bytes("k")))).isEqualTo("v200");
+
+        store.close();
+        store = RocksStore.open(TestStores.properties(dir));
+        assertThat(text(store.get(bytes("k")))).isEqualTo("v200");
+        store.compact();
+        assertThat(text(store.get(bytes("k")))).isEqualTo("v200");
+        assertThat(store.get(bytes("k")).version().timestamp()).isEqualTo(200);
+        try (RangeCursor cursor = store.range(bytes("k"), null)) {
+            assertThat(text(cursor.next().record())).isEqualTo("v200");
+        }
     }
 
     @Test
@@ -74,7 +120,8 @@ class RocksStoreTest {
     void anOlderValueDoesNotResurrectADeletedKey() {
         store.write(bytes("k"), tombstone(10));
 
-        assertThat(store.write(bytes("k"), value(9, "zombie"))).isFalse();
+        store.write(bytes("k"), value(9, "zombie"));
+
         assertThat(store.get(bytes("k")).isTombstone()).isTrue();
     }
 
@@ -143,6 +190,58 @@ class RocksStoreTest {
         assertThat(text(store.get(bytes("kept")))).isEqualTo("value");
         assertThat(store.get(bytes("kept")).version().timestamp()).isEqualTo(7);
         assertThat(store.get(bytes("gone")).isTombstone()).isTrue();
+    }
+
+    @Test
+    void aStoreOfTheFirstLayoutIsMovedToTheCurrentOneWhenOpened() throws Exception {
+        store.close();
+        Path old = dir.resolve("first-layout");
+        try (Options options = new Options().setCreateIfMissing(true); RocksDB db = RocksDB.open(options, old.toString())) {
+            db.put(bytes("kept"), firstLayout((byte) 0, 7L << 16, -5, "value"));
+            db.put(bytes("gone"), firstLayout((byte) 1, 8L << 16, 3, ""));
+            for (int i = 0; i < 2500; i++) {
+                db.put(bytes(String.format("many%04d", i)), firstLayout((byte) 0, 1, 1, "v" + i));
+            }
+        }
+
+        store = RocksStore.open(TestStores.properties(old));
+
+        Record kept = store.get(bytes("kept"));
+        assertThat(text(kept)).isEqualTo("value");
+        assertThat(kept.version()).isEqualTo(new Version(7L << 16, -5));
+        assertThat(store.get(bytes("gone")).isTombstone()).isTrue();
+        assertThat(store.get(bytes("gone")).version()).isEqualTo(new Version(8L << 16, 3));
+        assertThat(text(store.get(bytes("many2499")))).isEqualTo("v2499");
+        assertThat(scan(bytes("many"), bytes("manz"))).hasSize(2500);
+        // Moved records take part in versioning like any other.
+        store.write(bytes("kept"), value(new Version(7L << 16, -6), "older"));
+        assertThat(text(store.get(bytes("kept")))).isEqualTo("value");
+
+        store.close();
+        store = RocksStore.open(TestStores.properties(old));
+        assertThat(text(store.get(bytes("kept")))).isEqualTo("value");
+        assertThat(scan(bytes("a"), null)).hasSize(2502);
+    }
+
+    @Test
+    void aCorruptRecordOfTheFirstLayoutStopsTheOpenWithAClearError() throws Exception {
+        store.close();
+        Path old = dir.resolve("first-layout");
+        try (Options options = new Options().setCreateIfMissing(true); RocksDB db = RocksDB.open(options, old.toString())) {
+            db.put(bytes("bad"), bytes("short"));
+        }
+
+        assertThatThrownBy(() -> RocksStore.open(TestStores.properties(old)))
+                .isInstanceOf(StorageException.class)
+                .hasMessageContaining("first storage layout")
+                .hasMessageContaining("corrupt");
+        store = RocksStore.open(TestStores.properties(dir));
+    }
+
+    /** A record as kvlab stored it first: {@code [flags:1][timestamp:8][node:4][value]}. */
+    private static byte[] firstLayout(byte flags, long timestamp, int node, String value) {
+        byte[] bytes = bytes(value);
+        return ByteBuffer.allocate(13 + bytes.length).put(flags).putLong(timestamp).putInt(node).put(bytes).array();
     }
 
     @Test

@@ -19,10 +19,14 @@ public final class TestStores {
     }
 
     public static Record value(long timestamp, String value) {
+        return value(new Version(timestamp, 1), value);
+    }
+
+    public static Record value(Version version, String value) {
         byte[] bytes = bytes(value);
         byte[] array = Record.newValueArray(bytes.length);
         System.arraycopy(bytes, 0, array, Record.HEADER_BYTES, bytes.length);
-        return Record.value(new Version(timestamp, 1), array);
+        return Record.value(version, array);
     }
 
     public static Record tombstone(long timestamp) {

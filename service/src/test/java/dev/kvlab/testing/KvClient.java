@@ -59,7 +59,7 @@ public final class KvClient {
 
     /** A replica's own record of the key, bypassing the coordinator (200 with version headers, or 404). */
     public HttpResponse<byte[]> internalRecord(String id) {
-        return send("GET", "/internal/v0/record?id=" + URLEncoder.encode(id, StandardCharsets.UTF_8), HttpRequest.BodyPublishers.noBody());
+        return send("GET", "/internal/v1/record?id=" + URLEncoder.encode(id, StandardCharsets.UTF_8), HttpRequest.BodyPublishers.noBody());
     }
 
     /** Any method on any path and raw (already encoded) query, with headers as name, value pairs. */
