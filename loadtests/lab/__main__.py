@@ -87,7 +87,7 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument("--vus", type=int, default=64, help="k6 VUs (connections per target) at start (64)")
     p.add_argument("--max-vus", type=int, default=256, help="k6 VUs at most (256)")
     p.add_argument("--connections", type=int, default=64, help="wrk connections in all (64)")
-    p.add_argument("--threads", type=int, default=2, help="wrk threads per target (2)")
+    p.add_argument("--threads", type=int, default=2, help="wrk threads in all, split across the targets like the connections, at least one each (2)")
     p.add_argument("--slo-p99-ms", type=float, default=10.0, help="SLO on p99 latency (10 ms)")
     p.add_argument("--max-error-rate", type=float, default=0.01, help="share of failed requests allowed (0.01)")
     p.add_argument(

@@ -43,7 +43,7 @@ class LoadSpec:
     vus: int = 64  # k6: VUs allocated at start = keep-alive connections per target
     max_vus: int = 256
     connections: int = 64  # wrk
-    threads: int = 2  # wrk
+    threads: int = 2  # wrk, in all (split across the targets, at least one each)
     slo_p99_ms: float = 10.0
     fill_vus: int = 16
     batch: int = 8
@@ -110,10 +110,14 @@ def k6_env(spec: LoadSpec) -> dict[str, str]:
 
 def wrk_args(spec: LoadSpec, is_wrk2: bool, share: int = 1) -> tuple[list[str], dict[str, str]]:
     """Options and environment of one wrk process that sends 1/share of the phase (one process per
-    target here; one Job in Kubernetes): wrk2 paces itself with -R, Debian's wrk from Lua."""
+    target here; one Job in Kubernetes): wrk2 paces itself with -R, Debian's wrk from Lua.
+
+    Threads are split like connections and the rate, at least one per process, so a run against
+    three nodes gets the load generator a run against one node gets, not three times its threads
+    on the same cores."""
     env = workload_env(spec) | {"WRK_STATUS": "1"}
     conns = max(1, spec.connections // share)
-    threads = max(1, min(spec.threads, conns))
+    threads = max(1, min(spec.threads // share, conns))
     rate = max(1, round(spec.rate / share))
     options = [f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", "--latency"]
     if is_wrk2:

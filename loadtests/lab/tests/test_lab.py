@@ -235,6 +235,17 @@ class WrkParsingTest(unittest.TestCase):
 KVLAB-WRK-JSON {"scenario":"get","requests":15007,"duration_s":5.006739,"bytes_received":16582735,"threads":2,"paced_rate":3000,"errors":{"connect":0,"read":1,"write":0,"status":4,"timeout":0},"status_counts":{"200":15003,"404":4},"latency":{"unit":"ms","min":0.104,"mean":0.49,"stdev":0.49,"max":9.431,"percentiles":{"p50":0.384,"p75":0.545,"p90":0.796,"p99":2.45,"p99.9":6.48,"p99.99":9.34,"p99.999":9.43,"p100":9.431},"spectrum":[[0,0.104],[0.5,0.384],[1,9.431]]}}
 """
 
+    def test_wrk_processes_share_the_threads_connections_and_rate_of_a_phase(self):
+        one = load.LoadSpec("get", ["http://a"], 3000, 5, tool="wrk")
+        three = load.LoadSpec("get", ["http://a", "http://b", "http://c"], 3000, 5, tool="wrk")
+        many = load.LoadSpec("get", ["http://a", "http://b"], 3000, 5, tool="wrk", threads=8)
+
+        self.assertEqual(load.wrk_args(one, True, 1)[0][:2], ["-t2", "-c64"])
+        self.assertEqual(load.wrk_args(three, True, 3)[0][:2], ["-t1", "-c21"])
+        self.assertIn("-R1000", load.wrk_args(three, True, 3)[0])
+        self.assertEqual(load.wrk_args(many, False, 2)[0][:2], ["-t4", "-c32"])
+        self.assertEqual(load.wrk_args(many, False, 2)[1]["WRK_THREADS"], "4")
+
     def test_wrk_output_becomes_a_result(self):
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "wrk-0.txt"
