@@ -59,7 +59,9 @@ final class RocksOptions implements AutoCloseable {
                 // version (Record). Reads and compactions apply the merges.
                 .setMergeOperatorName("max")
                 // A key written over and over has its merges folded into one value once this many
-                // pile up in the memtable, so its reads stay short.
+                // pile up in the memtable, so its reads stay short: unbounded, a GET of a key written
+                // 30 000 times since the last flush took about 1 ms. The bound costs a memtable seek
+                // per write, about 10 % of the nodes' CPU in a profile of PUT at 10 125/s on three.
                 .setMaxSuccessiveMerges(MAX_SUCCESSIVE_MERGES)
                 .setWriteBufferSize(properties.writeBufferSize().toBytes())
                 .setMaxWriteBufferNumber(properties.maxWriteBuffers())
