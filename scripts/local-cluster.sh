@@ -4,8 +4,8 @@
 #   local-cluster.sh down        stop them with SIGTERM (they drain and close RocksDB)
 #   local-cluster.sh status      list the nodes and whether they answer
 # Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS,
-# EVENT_LOOPS (Netty event loops per node; default 1 when several nodes share this machine's CPUs,
-# Netty's own default for a single node).
+# EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
+# by default when several nodes share this machine's CPUs, the node's own defaults for a single node.
 set -euo pipefail
 
 JAVA=${JAVA:-java}
@@ -14,6 +14,7 @@ DATA_ROOT=${DATA_ROOT:-./data}
 BASE_PORT=${BASE_PORT:-8080}
 JAVA_OPTS=${JAVA_OPTS:-}
 EVENT_LOOPS=${EVENT_LOOPS:-}
+STORAGE_THREADS=${STORAGE_THREADS:-}
 RUN_DIR="$DATA_ROOT/run"
 
 node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))"; }
@@ -28,7 +29,7 @@ up() {
     exit 1
   fi
   mkdir -p "$RUN_DIR"
-  local nodes="" loops=${EVENT_LOOPS:-$((n > 1 ? 1 : 0))}
+  local nodes="" loops=${EVENT_LOOPS:-$((n > 1 ? 1 : 0))} storage=${STORAGE_THREADS:-$((n > 1 ? 1 : 0))}
   for ((i = 0; i < n; i++)); do nodes+="${nodes:+,}$(node_url "$i")"; done
   for ((i = 0; i < n; i++)); do
     local port=$((BASE_PORT + i))
@@ -36,6 +37,7 @@ up() {
     # shellcheck disable=SC2086 # JAVA_OPTS holds several options
     nohup "$JAVA" $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
       --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$(node_url "$i")" --kvlab.netty.event-loops="$loops" \
+      --kvlab.storage.threads="$storage" \
       >"$RUN_DIR/n$i.log" 2>&1 &
     echo $! >"$RUN_DIR/n$i.pid"
   done
