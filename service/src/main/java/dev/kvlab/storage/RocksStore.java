@@ -152,19 +152,27 @@ public final class RocksStore implements AutoCloseable {
 
     /** Writes the memtables out to SST files (for tests and maintenance). */
     void flush() {
+        lifecycle.readLock().lock();
         try (FlushOptions wait = new FlushOptions().setWaitForFlush(true)) {
+            ensureOpen();
             db.flush(wait, records);
         } catch (RocksDBException e) {
             throw new StorageException("flush failed: " + e.getMessage(), e);
+        } finally {
+            lifecycle.readLock().unlock();
         }
     }
 
     /** Compacts every record into the last level, where merges become plain values (for tests and maintenance). */
     void compact() {
+        lifecycle.readLock().lock();
         try {
+            ensureOpen();
             db.compactRange(records);
         } catch (RocksDBException e) {
             throw new StorageException("compaction failed: " + e.getMessage(), e);
+        } finally {
+            lifecycle.readLock().unlock();
         }
     }
 
