@@ -1,5 +1,6 @@
 package dev.kvlab.storage;
 
+import java.nio.ByteBuffer;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -51,16 +52,20 @@ final class LegacyLayout {
         return moved;
     }
 
-    /** The same record in the current layout: the flags move behind the version, the node's sign bit flips. */
+    /** The same record in the current layout, written by {@link Record} from the old one's version and value. */
     static byte[] toCurrentLayout(byte[] legacy) {
-        byte[] current = legacy.clone();
-        if (legacy.length >= Record.HEADER_BYTES) {
-            System.arraycopy(legacy, 1, current, 0, Record.HEADER_BYTES - 1);
-            current[Record.HEADER_BYTES - 1] = legacy[0];
-            current[8] ^= (byte) 0x80;
-        }
         try {
-            return Record.decode(current).encoded();
+            if (legacy.length < Record.HEADER_BYTES) {
+                throw new IllegalArgumentException(legacy.length + " bytes, shorter than its header");
+            }
+            byte flags = legacy[0];
+            if ((flags & ~1) != 0 || flags == 1 && legacy.length != Record.HEADER_BYTES) {
+                throw new IllegalArgumentException("flags " + flags + " on " + legacy.length + " bytes");
+            }
+            ByteBuffer header = ByteBuffer.wrap(legacy);
+            Version version = new Version(header.getLong(1), header.getInt(9));
+            // The old array has the header's room in front of the value, where Record writes its own.
+            return (flags == 1 ? Record.tombstone(version) : Record.value(version, legacy.clone())).encoded();
         } catch (IllegalArgumentException e) {
             throw new StorageException("a record of the first layout is corrupt: " + e.getMessage(), e);
         }
