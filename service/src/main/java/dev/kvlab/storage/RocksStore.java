@@ -15,6 +15,7 @@ import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -87,16 +88,10 @@ public final class RocksStore implements AutoCloseable {
 
     /** The record under {@code key} (a value or a tombstone), or {@code null} if there is none. */
     public Record get(byte[] key) {
-        lifecycle.readLock().lock();
-        try {
-            ensureOpen();
+        return whileOpen("read failed", () -> {
             byte[] stored = db.get(records, options.pointReads, key);
             return stored == null ? null : Record.decode(stored);
-        } catch (RocksDBException e) {
-            throw new StorageException("read failed: " + e.getMessage(), e);
-        } finally {
-            lifecycle.readLock().unlock();
-        }
+        });
     }
 
     /**
@@ -105,15 +100,30 @@ public final class RocksStore implements AutoCloseable {
      * key is read or compacted, so it costs no read and needs no lock.
      */
     public void write(byte[] key, Record record) {
-        lifecycle.readLock().lock();
-        try {
-            ensureOpen();
+        whileOpen("write failed", () -> {
             db.merge(records, options.writeOptions, key, record.encoded());
-        } catch (RocksDBException e) {
-            throw new StorageException("write failed: " + e.getMessage(), e);
-        } finally {
-            lifecycle.readLock().unlock();
+            return null;
+        });
+    }
+
+    /**
+     * Stores every record as {@link #write} does, in one RocksDB write: one WAL append (and one
+     * fsync, when writes are synced) for the lot.
+     */
+    public void writeAll(List<StoreOp.Write> writes) {
+        if (writes.size() == 1) {
+            write(writes.getFirst().key(), writes.getFirst().record());
+            return;
         }
+        whileOpen("write failed", () -> {
+            try (WriteBatch batch = new WriteBatch()) {
+                for (StoreOp.Write write : writes) {
+                    batch.merge(records, write.key(), write.record().encoded());
+                }
+                db.write(options.writeOptions, batch);
+            }
+            return null;
+        });
     }
 
     /**
@@ -121,15 +131,11 @@ public final class RocksStore implements AutoCloseable {
      * close it; the store closes any still open when it closes.
      */
     public RangeCursor range(byte[] start, byte[] end) {
-        lifecycle.readLock().lock();
-        try {
-            ensureOpen();
+        return whileOpen("range failed", () -> {
             RangeCursor cursor = new RangeCursor(db, records, start, end, openCursors::remove);
             openCursors.add(cursor);
             return cursor;
-        } finally {
-            lifecycle.readLock().unlock();
-        }
+        });
     }
 
     /** Cursors not closed yet; a stream that ended or was cancelled leaves none behind. */
@@ -139,46 +145,48 @@ public final class RocksStore implements AutoCloseable {
 
     /** A RocksDB property such as {@code rocksdb.estimate-num-keys}, for metrics and status. */
     public long longProperty(String name) {
-        lifecycle.readLock().lock();
-        try {
-            ensureOpen();
-            return db.getLongProperty(records, name);
-        } catch (RocksDBException e) {
-            throw new StorageException("cannot read RocksDB property " + name + ": " + e.getMessage(), e);
-        } finally {
-            lifecycle.readLock().unlock();
-        }
+        return whileOpen("cannot read RocksDB property " + name, () -> db.getLongProperty(records, name));
     }
 
     /** Writes the memtables out to SST files (for tests and maintenance). */
     void flush() {
-        lifecycle.readLock().lock();
-        try (FlushOptions wait = new FlushOptions().setWaitForFlush(true)) {
-            ensureOpen();
-            db.flush(wait, records);
-        } catch (RocksDBException e) {
-            throw new StorageException("flush failed: " + e.getMessage(), e);
-        } finally {
-            lifecycle.readLock().unlock();
-        }
+        whileOpen("flush failed", () -> {
+            try (FlushOptions wait = new FlushOptions().setWaitForFlush(true)) {
+                db.flush(wait, records);
+            }
+            return null;
+        });
     }
 
     /** Compacts every record into the last level, where merges become plain values (for tests and maintenance). */
     void compact() {
-        lifecycle.readLock().lock();
-        try {
-            ensureOpen();
+        whileOpen("compaction failed", () -> {
             db.compactRange(records);
-        } catch (RocksDBException e) {
-            throw new StorageException("compaction failed: " + e.getMessage(), e);
-        } finally {
-            lifecycle.readLock().unlock();
-        }
+            return null;
+        });
     }
 
-    private void ensureOpen() {
-        if (closed) {
-            throw new StorageException("the store is closed");
+    /** A call on the open database. */
+    @FunctionalInterface
+    private interface DatabaseCall<T> {
+        T call() throws RocksDBException;
+    }
+
+    /**
+     * Runs {@code call} holding the store open (close() waits for it), or fails if the store is
+     * closed; a RocksDB error becomes a {@link StorageException} that starts with {@code failure}.
+     */
+    private <T> T whileOpen(String failure, DatabaseCall<T> call) {
+        lifecycle.readLock().lock();
+        try {
+            if (closed) {
+                throw new StorageException("the store is closed");
+            }
+            return call.call();
+        } catch (RocksDBException e) {
+            throw new StorageException(failure + ": " + e.getMessage(), e);
+        } finally {
+            lifecycle.readLock().unlock();
         }
     }
 

@@ -35,6 +35,11 @@ public final class StorageExecutor implements AutoCloseable {
         return scheduler;
     }
 
+    /** Runs the task on a storage thread; throws {@link java.util.concurrent.RejectedExecutionException} when the queue is full or the executor closed. */
+    void execute(Runnable task) {
+        pool.execute(task);
+    }
+
     /** Tasks waiting for a thread now; for metrics. */
     public int queued() {
         return pool.getQueue().size();

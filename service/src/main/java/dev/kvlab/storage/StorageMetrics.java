@@ -1,11 +1,12 @@
 package dev.kvlab.storage;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Map;
 
-/** RocksDB's own figures and the storage queue, as gauges read when Prometheus scrapes. */
+/** RocksDB's own figures, the storage queue and the grouping of writes, read when Prometheus scrapes. */
 public final class StorageMetrics implements MeterBinder {
 
     /** RocksDB properties worth watching, with what they mean. */
@@ -30,7 +31,13 @@ public final class StorageMetrics implements MeterBinder {
                 .tag("property", property.substring("rocksdb.".length()))
                 .register(registry));
         Gauge.builder("kvlab.storage.queued", store, LocalStore::queuedCalls)
-                .description("Storage calls waiting for a storage thread")
+                .description("Storage calls waiting for a storage thread, single writes waiting for their group included")
+                .register(registry);
+        FunctionCounter.builder("kvlab.storage.writes", store, LocalStore::groupedWrites)
+                .description("Single writes (a coordinator's own replica) stored, in groups")
+                .register(registry);
+        FunctionCounter.builder("kvlab.storage.write.groups", store, LocalStore::writeGroups)
+                .description("RocksDB writes that stored the single writes: writes per group = writes / groups")
                 .register(registry);
     }
 }

@@ -23,7 +23,9 @@ import org.springframework.validation.annotation.Validated;
  *                        the machine; turn it on to survive power loss at the cost of write latency
  * @param threads         threads that run RocksDB calls, off the Netty event loops; 0 picks twice
  *                        the number of processors
- * @param queueCapacity   storage calls waiting for a thread; beyond it a node sheds load with 503
+ * @param queueCapacity   storage calls waiting for a thread, and apart from them single writes
+ *                        waiting for their group ({@link GroupCommit}); beyond it a node sheds
+ *                        load with 503
  * @param backgroundLowPriority run RocksDB's flushes and compactions at the lowest CPU and I/O
  *                        priority, so that on a machine with few cores they use what requests leave
  *                        idle instead of taking a core from them in bursts

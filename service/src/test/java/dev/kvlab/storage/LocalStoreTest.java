@@ -1,11 +1,18 @@
 package dev.kvlab.storage;
 
 import static dev.kvlab.storage.TestStores.bytes;
+import static dev.kvlab.storage.TestStores.text;
 import static dev.kvlab.storage.TestStores.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
@@ -27,7 +34,7 @@ class LocalStoreTest {
     @BeforeEach
     void open() {
         rocks = RocksStore.open(TestStores.properties(dir));
-        store = new LocalStore(rocks, new StorageExecutor(2, 64));
+        store = new LocalStore(rocks, new StorageExecutor(2, 64), 64);
     }
 
     @AfterEach
@@ -71,6 +78,153 @@ class LocalStoreTest {
                 .expectNextCount(97)
                 .verifyComplete();
         assertThat(rocks.openCursors()).isZero();
+    }
+
+    @Test
+    void writesThatArriveWhileTheStoreIsBusyAreWrittenTogether() throws Exception {
+        StorageExecutor one = new StorageExecutor(1, 64);
+        LocalStore grouped = new LocalStore(rocks, one, 1000);
+        CountDownLatch busy = new CountDownLatch(1);
+        one.execute(() -> await(busy));
+
+        List<Mono<Void>> writes = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            writes.add(grouped.write(bytes("key" + i), value(1, "v" + i)).cache());
+            writes.getLast().subscribe();
+        }
+        // The 300 writes and the one task queued to write them.
+        assertThat(grouped.queuedCalls()).isEqualTo(301);
+        busy.countDown();
+        Mono.when(writes).block(Duration.ofSeconds(10));
+
+        assertThat(grouped.groupedWrites()).isEqualTo(300);
+        assertThat(grouped.writeGroups()).isEqualTo(1);
+        assertThat(grouped.queuedCalls()).isZero();
+        for (int i = 0; i < 300; i++) {
+            assertThat(text(rocks.get(bytes("key" + i)))).isEqualTo("v" + i);
+        }
+        one.close();
+    }
+
+    @Test
+    void aWriteWhenIdleLeavesAtOnceAlone() {
+        store.write(bytes("a"), value(1, "1")).block(Duration.ofSeconds(5));
+        store.write(bytes("b"), value(1, "2")).block(Duration.ofSeconds(5));
+
+        assertThat(store.writeGroups()).isEqualTo(2);
+        assertThat(text(rocks.get(bytes("b")))).isEqualTo("2");
+    }
+
+    @Test
+    void writesBeyondTheWaitingBoundAreRejectedAndTheRestAreStored() {
+        StorageExecutor one = new StorageExecutor(1, 64);
+        LocalStore grouped = new LocalStore(rocks, one, 4);
+        CountDownLatch busy = new CountDownLatch(1);
+        one.execute(() -> await(busy));
+
+        List<Mono<Boolean>> writes = new ArrayList<>();
+        for (int i = 0; i < 10; i++) {
+            Mono<Boolean> stored = grouped.write(bytes("key" + i), value(1, "v"))
+                    .thenReturn(true)
+                    .onErrorResume(RejectedExecutionException.class, e -> Mono.just(false))
+                    .cache();
+            stored.subscribe();
+            writes.add(stored);
+        }
+        busy.countDown();
+        List<Boolean> results = Flux.concat(writes).collectList().block(Duration.ofSeconds(10));
+
+        assertThat(results).containsExactly(true, true, true, true, false, false, false, false, false, false);
+        assertThat(rocks.get(bytes("key3"))).isNotNull();
+        assertThat(rocks.get(bytes("key4"))).isNull();
+        one.close();
+    }
+
+    @Test
+    void writesFailInsteadOfWaitingForeverOnceTheExecutorIsClosed() {
+        StorageExecutor closed = new StorageExecutor(1, 64);
+        LocalStore grouped = new LocalStore(rocks, closed, 64);
+        closed.close();
+
+        StepVerifier.create(grouped.write(bytes("k"), value(1, "v")))
+                .expectError(RejectedExecutionException.class)
+                .verify(Duration.ofSeconds(5));
+        assertThat(grouped.queuedCalls()).isZero();
+    }
+
+    @Test
+    void aBatchReadSeesTheWritesBeforeItAndTheNewestOfTwoWritesWins() {
+        store.write(bytes("k"), value(1, "old")).block(Duration.ofSeconds(5));
+        List<StoreOp> ops = List.of(
+                new StoreOp.Read(bytes("k")),
+                new StoreOp.Write(bytes("k"), value(3, "newest")),
+                new StoreOp.Write(bytes("k"), value(2, "older")),
+                new StoreOp.Write(bytes("other"), value(2, "x")),
+                new StoreOp.Read(bytes("k")),
+                new StoreOp.Read(bytes("absent")));
+
+        List<Optional<Record>> results = store.batch(ops).block(Duration.ofSeconds(5));
+
+        assertThat(results.get(0).map(TestStores::text)).contains("old");
+        assertThat(results.subList(1, 4)).allMatch(Optional::isEmpty);
+        assertThat(results.get(4).map(TestStores::text)).contains("newest");
+        assertThat(results.get(5)).isEmpty();
+        assertThat(text(rocks.get(bytes("other")))).isEqualTo("x");
+    }
+
+    @Test
+    void everyConcurrentWriteEndsStoredOrRejectedEvenWhenTheQueueIsFull() throws Exception {
+        // One thread and room for one task: groups and other calls compete for the slot.
+        StorageExecutor crowded = new StorageExecutor(1, 1);
+        LocalStore grouped = new LocalStore(rocks, crowded, 100_000);
+        int writers = 4;
+        int perWriter = 2_000;
+        ConcurrentHashMap<String, Boolean> outcomes = new ConcurrentHashMap<>();
+        CountDownLatch done = new CountDownLatch(writers * perWriter);
+        List<Thread> threads = new ArrayList<>();
+        for (int w = 0; w < writers; w++) {
+            int writer = w;
+            threads.add(Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < perWriter; i++) {
+                    String key = "w" + writer + "-" + i;
+                    grouped.write(bytes(key), value(1, key)).subscribe(null,
+                            error -> {
+                                outcomes.put(key, false);
+                                done.countDown();
+                            },
+                            () -> {
+                                outcomes.put(key, true);
+                                done.countDown();
+                            });
+                    if (i % 50 == 0) {
+                        grouped.get(bytes(key)).onErrorResume(e -> Mono.empty()).subscribe();
+                    }
+                }
+            }));
+        }
+        for (Thread thread : threads) {
+            thread.join();
+        }
+
+        assertThat(done.await(30, TimeUnit.SECONDS)).as("every write ended").isTrue();
+        assertThat(outcomes).hasSize(writers * perWriter);
+        outcomes.forEach((key, stored) -> {
+            if (stored) {
+                assertThat(rocks.get(bytes(key))).as(key).isNotNull();
+            }
+        });
+        // Both ends happened: some writes were stored and some rejected (thousands of each here).
+        assertThat(outcomes.values()).contains(true, false);
+        assertThat(grouped.queuedCalls()).isZero();
+        crowded.close();
+    }
+
+    private static void await(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     @Test
