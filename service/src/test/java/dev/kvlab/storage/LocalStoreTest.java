@@ -84,8 +84,7 @@ class LocalStoreTest {
     void writesThatArriveWhileTheStoreIsBusyAreWrittenTogether() throws Exception {
         StorageExecutor one = new StorageExecutor(1, 64);
         LocalStore grouped = new LocalStore(rocks, one, 1000);
-        CountDownLatch busy = new CountDownLatch(1);
-        one.execute(() -> await(busy));
+        CountDownLatch busy = occupy(one);
 
         List<Mono<Void>> writes = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
@@ -119,8 +118,7 @@ class LocalStoreTest {
     void writesBeyondTheWaitingBoundAreRejectedAndTheRestAreStored() {
         StorageExecutor one = new StorageExecutor(1, 64);
         LocalStore grouped = new LocalStore(rocks, one, 4);
-        CountDownLatch busy = new CountDownLatch(1);
-        one.execute(() -> await(busy));
+        CountDownLatch busy = occupy(one);
 
         List<Mono<Boolean>> writes = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -219,12 +217,17 @@ class LocalStoreTest {
         crowded.close();
     }
 
-    private static void await(CountDownLatch latch) {
-        try {
-            latch.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+    /** Holds the executor's only thread until the returned latch counts down. */
+    private static CountDownLatch occupy(StorageExecutor executor) {
+        CountDownLatch busy = new CountDownLatch(1);
+        executor.execute(() -> {
+            try {
+                busy.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        return busy;
     }
 
     @Test
