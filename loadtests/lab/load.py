@@ -173,7 +173,7 @@ def run(
     for c in cmds:
         log(f"{label}: {c.text()}")
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    before = procstat.sample(node_pids)
+    before = procstat.sample(node_pids, threads=True)
     running = []
     for c in cmds:
         f = open(c.log, "w")
@@ -228,7 +228,7 @@ def run(
                 os.killpg(r.process.pid, signal.SIGTERM)
                 r.process.wait()
         raise
-    after = procstat.sample(node_pids)
+    after = procstat.sample(node_pids, threads=True)
     finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
     cpu = procstat.delta(before, after)
@@ -246,6 +246,11 @@ def run(
     for v in cpu["processes"].values():
         v["us_per_request"] = v["cpu_s"] * 1e6 / requests if requests else math.nan
     cpu["loadgen"]["us_per_request"] = gen_cpu * 1e6 / requests if requests else math.nan
+    per_request = 1 / requests if requests else math.nan
+    for t in cpu.get("threads", {}).values():
+        t["us_per_request"] = (t["user_s"] + t["sys_s"]) * 1e6 * per_request
+        t["waits_per_request"] = t["waits"] * per_request
+        t["preemptions_per_request"] = t["preemptions"] * per_request
     for r in running:
         if r.returncode not in (0, 99):  # k6 exits 99 when a threshold fails: still a result
             log(f"{label}: {tools.rel(r.command.argv[0])} exited with {r.returncode}; see {tools.rel(r.command.log)}")

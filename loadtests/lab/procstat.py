@@ -1,10 +1,10 @@
-"""CPU time of processes and of the whole machine, from /proc."""
+"""CPU time of processes, of their threads by role, and of the whole machine, from /proc."""
 
 from __future__ import annotations
 
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -26,27 +26,105 @@ def machine_cpu_seconds() -> tuple[float, float]:
     return (total - idle) / CLK_TCK, total / CLK_TCK
 
 
+# A node JVM's threads by what they do, from the first characters of their names (Linux keeps 15).
+THREAD_ROLES = (
+    ("reactor-http-", "event loops (HTTP, peers)"),
+    ("kvlab-storage", "storage calls (RocksDB reads, writes)"),
+    ("rocksdb:high", "RocksDB flushes"),
+    ("rocksdb:low", "RocksDB compactions"),
+    ("C1 CompilerThre", "JIT compilers"),
+    ("C2 CompilerThre", "JIT compilers"),
+    ("GC Thread", "garbage collector, safepoints"),
+    ("G1 ", "garbage collector, safepoints"),
+    ("VM Thread", "garbage collector, safepoints"),
+)
+OTHER_THREADS = "other threads"
+
+
+def thread_role(name: str) -> str:
+    return next((role for prefix, role in THREAD_ROLES if name.startswith(prefix)), OTHER_THREADS)
+
+
+@dataclass(frozen=True)
+class ThreadTimes:
+    """One thread's counters: CPU seconds in user space and in the kernel, and context switches, the
+    voluntary ones (it waited: a lock, a queue, I/O) and the involuntary ones (it was preempted)."""
+
+    role: str
+    started: int  # clock ticks after boot: tells a thread from a later one with the same id
+    user_s: float
+    sys_s: float
+    waits: int
+    preemptions: int
+
+
+def thread_times(pid: int) -> dict[int, ThreadTimes]:
+    """The counters of every thread of a process, by thread id; threads that end meanwhile are skipped."""
+    threads = {}
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                status = dict(line.split(":", 1) for line in f if ":" in line)
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()
+        threads[int(tid)] = ThreadTimes(
+            thread_role(stat[stat.index("(") + 1 : stat.rindex(")")]),
+            int(fields[19]),
+            int(fields[11]) / CLK_TCK,
+            int(fields[12]) / CLK_TCK,
+            int(status["voluntary_ctxt_switches"]),
+            int(status["nonvoluntary_ctxt_switches"]),
+        )
+    return threads
+
+
 @dataclass
 class CpuSample:
     wall: float
     machine_busy: float
     machine_total: float
     processes: dict[int, float]
+    # Per process, its threads' counters; only when asked for (reading them costs a file per thread).
+    threads: dict[int, dict[int, ThreadTimes]] = field(default_factory=dict)
 
 
-def sample(pids: list[int]) -> CpuSample:
+def sample(pids: list[int], threads: bool = False) -> CpuSample:
     busy, total = machine_cpu_seconds()
-    procs = {}
+    procs, per_thread = {}, {}
     for pid in pids:
         try:
             procs[pid] = process_cpu_seconds(pid)
+            if threads:
+                per_thread[pid] = thread_times(pid)
         except (FileNotFoundError, ProcessLookupError):
             procs[pid] = float("nan")
-    return CpuSample(time.monotonic(), busy, total, procs)
+    return CpuSample(time.monotonic(), busy, total, procs, per_thread)
+
+
+def roles_delta(before: CpuSample, after: CpuSample) -> dict[str, dict]:
+    """What the processes' threads used between two samples, summed by role over all the processes.
+    A thread started meanwhile counts from zero; one that ended meanwhile is not counted."""
+    roles: dict[str, dict] = {}
+    for pid, threads in after.threads.items():
+        old_threads = before.threads.get(pid, {})
+        for tid, now in threads.items():
+            old = old_threads.get(tid)
+            if old is not None and old.started != now.started:
+                old = None  # a new thread with an ended one's id
+            r = roles.setdefault(now.role, {"user_s": 0.0, "sys_s": 0.0, "waits": 0, "preemptions": 0})
+            r["user_s"] += now.user_s - (old.user_s if old else 0.0)
+            r["sys_s"] += now.sys_s - (old.sys_s if old else 0.0)
+            r["waits"] += now.waits - (old.waits if old else 0)
+            r["preemptions"] += now.preemptions - (old.preemptions if old else 0)
+    return roles
 
 
 def delta(before: CpuSample, after: CpuSample) -> dict:
-    """CPU used between two samples: per process (seconds and share of one core) and the machine."""
+    """CPU used between two samples: per process (seconds and share of one core), the machine, and
+    when the samples hold threads, the processes' threads by role."""
     wall = after.wall - before.wall
     procs = {}
     for pid, t0 in before.processes.items():
@@ -60,4 +138,4 @@ def delta(before: CpuSample, after: CpuSample) -> dict:
         "machine_busy_s": busy,
         "machine_busy_share": busy / total if total > 0 else float("nan"),
         "cores": os.cpu_count(),
-    }
+    } | ({"threads": roles_delta(before, after)} if after.threads else {})

@@ -253,6 +253,7 @@ def phase_view(run: dict, phase: dict, prev: dict | None, run_dir: Path | None =
         "failed_thresholds": failed_thresholds,
         "profiles": profiles,
         "nodes": nodes,
+        "threads": thread_rows(cpu),
         "loadgen": cpu.get("loadgen", {}),
         # Not measured when the nodes run elsewhere (a cluster on other machines).
         "others_cores": (cpu["others_cpu_s"] / cpu["wall_s"]) if cpu.get("wall_s") and "others_cpu_s" in cpu else None,
@@ -261,6 +262,26 @@ def phase_view(run: dict, phase: dict, prev: dict | None, run_dir: Path | None =
         "machine_busy_share": cpu.get("machine_busy_share"),
         "prev": prev,
     }
+
+
+def thread_rows(cpu: dict) -> list[dict]:
+    """The nodes' threads by role, the busiest first: where their CPU went, and how often they waited
+    (a context switch to sleep, then one more to wake) or were preempted, per request."""
+    wall = cpu.get("wall_s") or 0
+    rows = []
+    for role, t in cpu.get("threads", {}).items():
+        used = t["user_s"] + t["sys_s"]
+        rows.append(
+            {
+                "role": role,
+                "cores": used / wall if wall > 0 else None,
+                "us_per_request": t.get("us_per_request"),
+                "kernel_share": t["sys_s"] / used if used > 0 else None,
+                "waits_per_request": t.get("waits_per_request"),
+                "preemptions_per_request": t.get("preemptions_per_request"),
+            }
+        )
+    return sorted(rows, key=lambda row: -(row["cores"] or 0))
 
 
 def comparison_rows(run: dict, prev_run: dict) -> list[dict]:

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import tempfile
 import unittest
 from unittest import mock
 from pathlib import Path
 
-from lab import flamegraph, load, profiling, report, runner
+from lab import flamegraph, load, procstat, profiling, report, runner
 from lab.__main__ import _duration
 
 
@@ -73,6 +74,16 @@ def phase(label: str, scale: float, rate: int, profiles: bool) -> dict:
             "machine_busy_share": 0.45,
             "cores": 2,
             "others_cpu_s": 1,
+            "threads": {
+                "RocksDB flushes": {
+                    "user_s": 0.5, "sys_s": 0.5, "waits": 10, "preemptions": 2,
+                    "us_per_request": 10.0, "waits_per_request": 0.0001, "preemptions_per_request": 0.00002,
+                },
+                "event loops (HTTP, peers)": {
+                    "user_s": 3, "sys_s": 1, "waits": 20000, "preemptions": 5000,
+                    "us_per_request": 40.0, "waits_per_request": 0.2, "preemptions_per_request": 0.05,
+                },
+            },
         },
         "profiles": [
             {
@@ -172,6 +183,11 @@ class ReportTest(unittest.TestCase):
                 "| latency, ms | 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |",
                 "plots/spectrum-01-put.png",
                 "phases/01-put/profiles/n0-cpu.html",
+                "| threads | CPU, cores | CPU per request, µs | in the kernel | waits per request "
+                "| preempted per request |",
+                # The busiest threads first.
+                "| event loops (HTTP, peers) | 0.40 | 40.0 | 25% | 0.20 | 0.05 |\n"
+                "| RocksDB flushes | 0.10 | 10.0 | 50% | 0.00 | 0.00 |",
                 "## Comparison with the previous report",
                 "20260101-000000-test",
                 "+100.0%",
@@ -180,6 +196,7 @@ class ReportTest(unittest.TestCase):
             self.assertIn("data:image/png;base64,", page)
             self.assertIn('href="phases/01-put/profiles/n0-cpu.html"', page)
             self.assertIn("<p>Second paragraph.</p>", page)
+            self.assertIn("<tr><td>event loops (HTTP, peers)</td><td class=\"n\">0.40</td>", page)
             self.assertTrue((this / "plots" / "spectrum-01-put.png").read_bytes().startswith(b"\x89PNG"))
 
     def test_saturation_section(self):
@@ -227,6 +244,52 @@ class ReportTest(unittest.TestCase):
             md = report.generate(d)[0].read_text()
             self.assertIn("## Hot path", md)
             self.assertIn("| get@25000 | 25 000 | 24 900 | 3.20 | 1.10 | 44.0 | 1.20x | 0.60 | 0.10 |", md)
+
+
+class ThreadTimesTest(unittest.TestCase):
+    def test_roles_from_jvm_thread_names(self):
+        self.assertEqual(procstat.thread_role("reactor-http-nio-1"), "event loops (HTTP, peers)")
+        self.assertEqual(procstat.thread_role("kvlab-storage-3"), "storage calls (RocksDB reads, writes)")
+        self.assertEqual(procstat.thread_role("rocksdb:low"), "RocksDB compactions")
+        self.assertEqual(procstat.thread_role("C2 CompilerThre"), "JIT compilers")
+        self.assertEqual(procstat.thread_role("G1 Refine#0"), "garbage collector, safepoints")
+        self.assertEqual(procstat.thread_role("kvlab-timeouts-2"), procstat.OTHER_THREADS)
+
+    def test_delta_sums_roles_counts_new_threads_from_zero_and_tells_reused_ids_apart(self):
+        def t(role, started, user, waits):
+            return procstat.ThreadTimes(role, started, user, user / 4, waits, 1)
+
+        before = procstat.CpuSample(
+            0, 0, 0, {1: 0, 2: 0},
+            {1: {10: t("a", 5, 1.0, 100), 11: t("b", 5, 2.0, 7)}, 2: {20: t("a", 5, 1.0, 50)}},
+        )
+        after = procstat.CpuSample(
+            10, 0, 0, {1: 0, 2: 0},
+            {
+                1: {10: t("a", 5, 3.0, 300), 11: t("b", 9, 0.5, 3)},  # 11 ended; a new thread took its id
+                2: {20: t("a", 5, 2.0, 60), 21: t("a", 8, 0.25, 5)},  # 21 started meanwhile
+            },
+        )
+        roles = procstat.delta(before, after)["threads"]
+        self.assertAlmostEqual(roles["a"]["user_s"], 2.0 + 1.0 + 0.25)
+        self.assertEqual(roles["a"]["waits"], 200 + 10 + 5)
+        self.assertAlmostEqual(roles["b"]["user_s"], 0.5)
+        self.assertEqual(roles["b"]["waits"], 3)
+
+    def test_reads_this_process_threads(self):
+        import threading
+
+        done = threading.Event()
+        worker = threading.Thread(target=done.wait, name="waiting")
+        worker.start()
+        try:
+            threads = procstat.thread_times(os.getpid())
+        finally:
+            done.set()
+            worker.join()
+        self.assertIn(worker.native_id, threads)
+        self.assertGreaterEqual(len(threads), 2)
+        self.assertTrue(all(t.role == procstat.OTHER_THREADS for t in threads.values()))
 
 
 class WrkParsingTest(unittest.TestCase):
