@@ -9,11 +9,16 @@ from dataclasses import dataclass, field
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def read_stat(path: str) -> tuple[str, list[str]]:
+    """A /proc stat file: the name in parentheses, and the fields after it (field 3 is at index 0)."""
+    with open(path) as f:
+        stat = f.read()
+    return stat[stat.index("(") + 1 : stat.rindex(")")], stat[stat.rindex(")") + 2 :].split()
+
+
 def process_cpu_seconds(pid: int) -> float:
     """utime + stime of a process, all its threads, in seconds (fields 14 and 15 of /proc/PID/stat)."""
-    with open(f"/proc/{pid}/stat") as f:
-        stat = f.read()
-    fields = stat[stat.rindex(")") + 2 :].split()
+    _, fields = read_stat(f"/proc/{pid}/stat")
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
@@ -58,20 +63,21 @@ class ThreadTimes:
     preemptions: int
 
 
+COUNTERS = ("user_s", "sys_s", "waits", "preemptions")
+
+
 def thread_times(pid: int) -> dict[int, ThreadTimes]:
     """The counters of every thread of a process, by thread id; threads that end meanwhile are skipped."""
     threads = {}
     for tid in os.listdir(f"/proc/{pid}/task"):
         try:
-            with open(f"/proc/{pid}/task/{tid}/stat") as f:
-                stat = f.read()
+            name, fields = read_stat(f"/proc/{pid}/task/{tid}/stat")
             with open(f"/proc/{pid}/task/{tid}/status") as f:
                 status = dict(line.split(":", 1) for line in f if ":" in line)
         except (FileNotFoundError, ProcessLookupError):
             continue
-        fields = stat[stat.rindex(")") + 2 :].split()
         threads[int(tid)] = ThreadTimes(
-            thread_role(stat[stat.index("(") + 1 : stat.rindex(")")]),
+            thread_role(name),
             int(fields[19]),
             int(fields[11]) / CLK_TCK,
             int(fields[12]) / CLK_TCK,
@@ -112,13 +118,11 @@ def roles_delta(before: CpuSample, after: CpuSample) -> dict[str, dict]:
         old_threads = before.threads.get(pid, {})
         for tid, now in threads.items():
             old = old_threads.get(tid)
-            if old is not None and old.started != now.started:
-                old = None  # a new thread with an ended one's id
-            r = roles.setdefault(now.role, {"user_s": 0.0, "sys_s": 0.0, "waits": 0, "preemptions": 0})
-            r["user_s"] += now.user_s - (old.user_s if old else 0.0)
-            r["sys_s"] += now.sys_s - (old.sys_s if old else 0.0)
-            r["waits"] += now.waits - (old.waits if old else 0)
-            r["preemptions"] += now.preemptions - (old.preemptions if old else 0)
+            if old is None or old.started != now.started:  # new, or a new thread with an ended one's id
+                old = ThreadTimes(now.role, now.started, 0.0, 0.0, 0, 0)
+            r = roles.setdefault(now.role, dict.fromkeys(COUNTERS, 0))
+            for counter in COUNTERS:
+                r[counter] += getattr(now, counter) - getattr(old, counter)
     return roles
 
 
