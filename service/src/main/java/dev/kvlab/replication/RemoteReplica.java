@@ -30,6 +30,7 @@ import reactor.core.publisher.Mono;
 public final class RemoteReplica implements Replica {
 
     private final String node;
+    private final String name;
     private final WebClient client;
     private final URI batchUri;
     private final PeerBatcher batcher;
@@ -42,6 +43,7 @@ public final class RemoteReplica implements Replica {
     public RemoteReplica(String node, WebClient client, TimeoutTimer timer, Duration timeout, Duration rangeIdleTimeout,
                          int maxKeyLength, long maxValueLength, ReplicationProperties.Batch batching, ReplicationMetrics metrics) {
         this.node = node;
+        this.name = "replica " + node;
         this.client = client;
         this.batchUri = URI.create(node + ReplicaProtocol.BATCH_PATH);
         this.timer = timer;
@@ -61,29 +63,29 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(byte[] key) {
-        return batcher.call(new StoreOp.Read(key)).timeout(deadline());
+        return timer.bound(batcher.call(new StoreOp.Read(key)), timeout, name);
     }
 
     @Override
     public Mono<Void> write(byte[] key, Record record) {
-        return batcher.call(new StoreOp.Write(key, record)).timeout(deadline()).then();
+        return timer.bound(batcher.call(new StoreOp.Write(key, record)), timeout, name).then();
     }
 
     /** Batches on the peer's stream, each failing (and ending the stream) when not answered in time. */
     private PeerBatcher.Sender streamed(PeerStream stream) {
-        return ops -> stream.send(ops).timeout(deadline());
+        return ops -> timer.bound(stream.send(ops), timeout, name);
     }
 
     /** One batch of calls to this peer in a request of its own ({@link ReplicaBatch}), answered in order. */
     private Mono<List<Optional<Record>>> send(List<StoreOp> ops) {
-        return client.post().uri(batchUri)
+        Mono<List<Optional<Record>>> batch = client.post().uri(batchUri)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(ReplicaBatch.encodeCalls(ops)))
                 .exchangeToMono(response -> response.statusCode().value() == HttpStatus.OK.value()
                         ? DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
                                 .map(body -> ReplicaBatch.decodeAnswers(bytesOf(body), ops, maxValueLength))
-                        : failure(response))
-                .timeout(deadline());
+                        : failure(response));
+        return timer.bound(batch, timeout, name);
     }
 
     private static ByteBuffer bytesOf(DataBuffer body) {
@@ -96,14 +98,6 @@ public final class RemoteReplica implements Replica {
         }
     }
 
-    /**
-     * The timeout as a publisher, not a Duration: for a Duration, Reactor names the operator
-     * chain for the timeout's message on every subscription (a regex per replica call), and arms
-     * a timer on its parallel scheduler ({@link TimeoutTimer} says why not there).
-     */
-    private Mono<Long> deadline() {
-        return timer.after(timeout);
-    }
 
     @Override
     public Flux<Entry> range(byte[] start, byte[] end) {
@@ -114,7 +108,7 @@ public final class RemoteReplica implements Replica {
         }
         return client.get().uri(URI.create(uri.toString()))
                 .exchangeToFlux(this::records)
-                .timeout(deadline(), entry -> timer.after(rangeIdleTimeout));
+                .timeout(timer.after(timeout), entry -> timer.after(rangeIdleTimeout));
     }
 
     private Flux<Entry> records(ClientResponse response) {
@@ -134,6 +128,6 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public String toString() {
-        return "replica " + node;
+        return name;
     }
 }

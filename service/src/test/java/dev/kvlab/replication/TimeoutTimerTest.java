@@ -47,6 +47,23 @@ class TimeoutTimerTest {
     }
 
     @Test
+    void aBoundCallThatDoesNotAnswerFailsWithAMessageThatNamesIt() {
+        StepVerifier.create(timer.bound(Mono.never(), Duration.ofMillis(50), "replica http://127.0.0.1:8081"))
+                .expectErrorSatisfies(error -> assertThat(error)
+                        .isInstanceOf(TimeoutException.class)
+                        .hasMessage("replica http://127.0.0.1:8081 did not answer within 50 ms"))
+                .verify(Duration.ofSeconds(5));
+    }
+
+    @Test
+    void aBoundCallThatAnswersInTimeKeepsItsAnswerAndDisarmsItsTimer() throws InterruptedException {
+        StepVerifier.create(timer.bound(Mono.delay(Duration.ofMillis(20)), Duration.ofSeconds(30), "replica"))
+                .expectNext(0L)
+                .verifyComplete();
+        awaitNoPendingTimers();
+    }
+
+    @Test
     void cancellingDisarmsTheTimer() throws InterruptedException {
         AtomicBoolean fired = new AtomicBoolean();
         Disposable subscription = timer.after(Duration.ofMillis(200)).subscribe(tick -> fired.set(true));
@@ -54,14 +71,18 @@ class TimeoutTimerTest {
 
         subscription.dispose();
 
-        // The wheel drops cancelled timers on its next tick.
+        awaitNoPendingTimers();
+        Thread.sleep(400);
+        assertThat(fired).isFalse();
+    }
+
+    /** The wheel drops cancelled timers on its next tick. */
+    private void awaitNoPendingTimers() throws InterruptedException {
         long deadline = System.nanoTime() + Duration.ofSeconds(2).toNanos();
         while (timer.pending() > 0 && System.nanoTime() < deadline) {
             Thread.sleep(TICK);
         }
         assertThat(timer.pending()).isZero();
-        Thread.sleep(400);
-        assertThat(fired).isFalse();
     }
 
     @Test
