@@ -47,9 +47,11 @@ def problems(run_dir: Path) -> list[str]:
         label = phase.get("label", "?")
         if not re.search(rf"### {re.escape(label)}\n.*?Requested \*\*.*?achieved \*\*", md, re.S):
             found.append(f"phase {label}: no requested and achieved rate")
-    # Local nodes are processes whose threads the lab reads in /proc; pods in Kubernetes are not.
+    # Local nodes are processes whose threads and JVM counters the lab reads; pods in Kubernetes are not.
     if run.get("executor") == "local" and md.count("| threads | CPU, cores |") < len(measured):
         found.append("report.md lacks the table of the nodes' threads for a measured phase")
+    if run.get("executor") == "local" and md.count("| node | safepoints |") < len(measured):
+        found.append("report.md lacks the table of the nodes' JVM pauses for a measured phase")
     if md.count(PERCENTILE_HEADER) < len(measured):
         found.append(f"{md.count(PERCENTILE_HEADER)} percentile tables for {len(measured)} measured phases")
     for plot in re.findall(r"!\[[^]]*\]\((plots/[^)]+)\)", md):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import procstat, tools
+from . import jvmpauses, procstat, tools
 
 K6_SCRIPTS = tools.LOADTESTS / "k6"
 WRK_SCRIPTS = tools.LOADTESTS / "wrk2"
@@ -174,6 +174,7 @@ def run(
         log(f"{label}: {c.text()}")
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     before = procstat.sample(node_pids, threads=True)
+    pauses_before = jvmpauses.sample(node_pids)
     running = []
     for c in cmds:
         f = open(c.log, "w")
@@ -229,9 +230,11 @@ def run(
                 r.process.wait()
         raise
     after = procstat.sample(node_pids, threads=True)
+    pauses_after = jvmpauses.sample(node_pids)
     finished_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
 
     cpu = procstat.delta(before, after)
+    cpu["jvm_pauses"] = jvmpauses.delta(pauses_before, pauses_after, cpu["wall_s"])
     gen_cpu = sum(r.rusage.ru_utime + r.rusage.ru_stime for r in running if r.rusage)
     cpu["loadgen"] = {
         "cpu_s": gen_cpu,

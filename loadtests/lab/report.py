@@ -254,6 +254,7 @@ def phase_view(run: dict, phase: dict, prev: dict | None, run_dir: Path | None =
         "profiles": profiles,
         "nodes": nodes,
         "threads": thread_rows(cpu),
+        "pauses": pause_rows(cpu, {str(n["pid"]): n["label"] for n in nodes}),
         "loadgen": cpu.get("loadgen", {}),
         # Not measured when the nodes run elsewhere (a cluster on other machines).
         "others_cores": (cpu["others_cpu_s"] / cpu["wall_s"]) if cpu.get("wall_s") and "others_cpu_s" in cpu else None,
@@ -282,6 +283,24 @@ def thread_rows(cpu: dict) -> list[dict]:
             }
         )
     return sorted(rows, key=lambda row: -(row["cores"] or 0))
+
+
+def pause_rows(cpu: dict, labels: dict[str, str]) -> list[dict]:
+    """Each node JVM's stop-the-world pauses in the phase: all its safepoints, and of them the GC's."""
+    rows = []
+    for pid, p in cpu.get("jvm_pauses", {}).items():
+        rows.append(
+            {
+                "label": labels.get(str(pid), f"pid {pid}"),
+                "safepoints": p["safepoints"],
+                "stopped_ms": p["stopped_s"] * 1e3,
+                "stopped_share": p["stopped_share"],
+                "gc_pauses": p["gc_pauses"],
+                "gc_ms": p["gc_s"] * 1e3,
+                "mean_gc_ms": p["gc_s"] * 1e3 / p["gc_pauses"] if p["gc_pauses"] else None,
+            }
+        )
+    return rows
 
 
 def comparison_rows(run: dict, prev_run: dict) -> list[dict]:

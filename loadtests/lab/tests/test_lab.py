@@ -11,7 +11,7 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
-from lab import flamegraph, load, procstat, profiling, report, runner
+from lab import flamegraph, jvmpauses, load, procstat, profiling, report, runner
 from lab.__main__ import _duration
 
 
@@ -74,6 +74,7 @@ def phase(label: str, scale: float, rate: int, profiles: bool) -> dict:
             "machine_busy_share": 0.45,
             "cores": 2,
             "others_cpu_s": 1,
+            "jvm_pauses": {"123": {"safepoints": 40, "stopped_s": 0.12, "stopped_share": 0.012, "gc_pauses": 30, "gc_s": 0.105}},
             "threads": {
                 "RocksDB flushes": {
                     "user_s": 0.5, "sys_s": 0.5, "waits": 10, "preemptions": 2,
@@ -188,6 +189,8 @@ class ReportTest(unittest.TestCase):
                 # The busiest threads first.
                 "| event loops (HTTP, peers) | 0.40 | 40.0 | 25% | 0.20 | 0.05 |\n"
                 "| RocksDB flushes | 0.10 | 10.0 | 50% | 0.00 | 0.00 |",
+                "| node | safepoints | stopped, ms | share of the phase | GC pauses | GC, ms | mean GC pause, ms |",
+                "| node n0 (pid 123) | 40 | 120 | 1.20% | 30 | 105 | 3.5 |",
                 "## Comparison with the previous report",
                 "20260101-000000-test",
                 "+100.0%",
@@ -244,6 +247,53 @@ class ReportTest(unittest.TestCase):
             md = report.generate(d)[0].read_text()
             self.assertIn("## Hot path", md)
             self.assertIn("| get@25000 | 25 000 | 24 900 | 3.20 | 1.10 | 44.0 | 1.20x | 0.60 | 0.10 |", md)
+
+
+class JvmPausesTest(unittest.TestCase):
+    def test_reads_the_pauses_of_a_running_jvm(self):
+        java = Path(os.environ.get("JAVA_HOME", "/nonexistent")) / "bin" / "java"
+        if not java.exists():
+            self.skipTest("no JDK at JAVA_HOME")
+        import subprocess
+
+        with tempfile.TemporaryDirectory() as tmp:
+            source = Path(tmp) / "Collect.java"
+            source.write_text(
+                "class Collect { public static void main(String[] a) throws Exception {"
+                " System.gc(); System.out.println(\"collected\"); Thread.sleep(60_000); } }"
+            )
+            jvm = subprocess.Popen(
+                [str(java), "-XX:+UseSerialGC", "-XX:+UsePerfData", str(source)], stdout=subprocess.PIPE, text=True
+            )
+            try:
+                self.assertEqual(jvm.stdout.readline().strip(), "collected")
+                found = jvmpauses.sample([jvm.pid, os.getpid()])
+            finally:
+                jvm.kill()
+                jvm.wait()
+        # This Python process publishes no counters: it is left out.
+        self.assertEqual(list(found), [jvm.pid])
+        pauses = found[jvm.pid]
+        self.assertGreaterEqual(pauses.gc_pauses, 1)  # the System.gc() at least
+        self.assertGreater(pauses.gc_s, 0)
+        self.assertGreaterEqual(pauses.safepoints, pauses.gc_pauses)
+        self.assertGreaterEqual(pauses.stopped_s, pauses.gc_s)
+        self.assertLess(pauses.stopped_s, 30)
+
+    def test_refuses_a_file_that_is_not_perf_data(self):
+        with self.assertRaises(ValueError):
+            jvmpauses.read_counters(b"\0" * 64)
+
+    def test_delta_is_per_process_sampled_both_times(self):
+        before = {1: jvmpauses.Pauses(10, 0.5, 8, 0.4), 2: jvmpauses.Pauses(3, 0.1, 3, 0.1)}
+        after = {1: jvmpauses.Pauses(25, 0.8, 20, 0.6)}  # 2 ended
+        d = jvmpauses.delta(before, after, wall_s=10)
+        self.assertEqual(list(d), [1])
+        self.assertEqual(d[1]["safepoints"], 15)
+        self.assertEqual(d[1]["gc_pauses"], 12)
+        self.assertAlmostEqual(d[1]["stopped_s"], 0.3)
+        self.assertAlmostEqual(d[1]["stopped_share"], 0.03)
+        self.assertAlmostEqual(d[1]["gc_s"], 0.2)
 
 
 class ThreadTimesTest(unittest.TestCase):
