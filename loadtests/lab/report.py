@@ -368,6 +368,11 @@ def findings(run: dict, views: list[dict]) -> list[str]:
         node_cores = sum((n["cores"] or 0) for n in v["nodes"])
         if v["nodes"]:
             text += f"; the nodes used {node_cores:.2f} cores, the load generator {fmt_num(v['loadgen'].get('cores'))}"
+        if v["pauses"]:
+            most = max(v["pauses"], key=lambda p: p["stopped_share"])
+            text += f"; of the nodes' JVMs, {most['label']} stood still longest, {fmt_pct(most['stopped_share'])} of the phase"
+            if most["mean_gc_ms"] is not None:
+                text += f" (its GC pauses {most['mean_gc_ms']:.1f} ms on average)"
         if v["others_cores"] and v["others_cores"] > 0.2:
             text += (
                 f"; other processes on the machine used {v['others_cores']:.2f} cores meanwhile, "

@@ -191,6 +191,8 @@ class ReportTest(unittest.TestCase):
                 "| RocksDB flushes | 0.10 | 10.0 | 50% | 0.00 | 0.00 |",
                 "| node | safepoints | stopped, ms | share of the phase | GC pauses | GC, ms | mean GC pause, ms |",
                 "| node n0 (pid 123) | 40 | 120 | 1.20% | 30 | 105 | 3.5 |",
+                "of the nodes' JVMs, node n0 (pid 123) stood still longest, 1.20% of the phase "
+                "(its GC pauses 3.5 ms on average)",
                 "## Comparison with the previous report",
                 "20260101-000000-test",
                 "+100.0%",

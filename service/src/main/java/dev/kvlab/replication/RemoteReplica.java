@@ -98,7 +98,6 @@ public final class RemoteReplica implements Replica {
         }
     }
 
-
     @Override
     public Flux<Entry> range(byte[] start, byte[] end) {
         StringBuilder uri = new StringBuilder(node).append(ReplicaProtocol.RECORDS_PATH)
