@@ -273,6 +273,7 @@ class JvmPausesTest(unittest.TestCase):
             finally:
                 jvm.kill()
                 jvm.wait()
+                jvm.stdout.close()
         # This Python process publishes no counters: it is left out.
         self.assertEqual(list(found), [jvm.pid])
         pauses = found[jvm.pid]
