@@ -63,29 +63,33 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(byte[] key) {
-        return timer.bound(batcher.call(new StoreOp.Read(key)), timeout, name);
+        return inTime(batcher.call(new StoreOp.Read(key)));
     }
 
     @Override
     public Mono<Void> write(byte[] key, Record record) {
-        return timer.bound(batcher.call(new StoreOp.Write(key, record)), timeout, name).then();
+        return inTime(batcher.call(new StoreOp.Write(key, record))).then();
     }
 
     /** Batches on the peer's stream, each failing (and ending the stream) when not answered in time. */
     private PeerBatcher.Sender streamed(PeerStream stream) {
-        return ops -> timer.bound(stream.send(ops), timeout, name);
+        return ops -> inTime(stream.send(ops));
     }
 
     /** One batch of calls to this peer in a request of its own ({@link ReplicaBatch}), answered in order. */
     private Mono<List<Optional<Record>>> send(List<StoreOp> ops) {
-        Mono<List<Optional<Record>>> batch = client.post().uri(batchUri)
+        return inTime(client.post().uri(batchUri)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(ReplicaBatch.encodeCalls(ops)))
                 .exchangeToMono(response -> response.statusCode().value() == HttpStatus.OK.value()
                         ? DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
                                 .map(body -> ReplicaBatch.decodeAnswers(bytesOf(body), ops, maxValueLength))
-                        : failure(response));
-        return timer.bound(batch, timeout, name);
+                        : failure(response)));
+    }
+
+    /** The call, failed with a TimeoutException naming this replica when it does not answer within the timeout. */
+    private <T> Mono<T> inTime(Mono<T> call) {
+        return timer.bound(call, timeout, name);
     }
 
     private static ByteBuffer bytesOf(DataBuffer body) {
