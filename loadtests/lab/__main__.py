@@ -5,6 +5,8 @@
     python -m lab hotpath   [--tool k6|wrk] [--duration 30] ...
     python -m lab report    RUN_DIR [--compare OTHER_RUN_DIR]
     python -m lab check     RUN_DIR      (does the report have every part?)
+    python -m lab target-rate RUN_DIR [--share 40]        (SHARE % of a one-node search's rate)
+    python -m lab replication-cost --out DIR RUN_DIR ...  (scripts/replication-cost.sh's verdict)
 
 Run it from loadtests/ (or with loadtests/ on PYTHONPATH) with the venv that
 loadtests/tools/install.sh makes; mk/lab.mk wraps every command in a make target.
@@ -17,7 +19,7 @@ import signal
 import sys
 from pathlib import Path
 
-from . import check, profiling, runner
+from . import check, profiling, replication_cost, runner
 
 
 def _duration(text: str) -> int:
@@ -273,9 +275,33 @@ def main(argv: list[str]) -> int:
     p_check = sub.add_parser("check", help="check that a run's report has every part; exit 1 if not")
     p_check.add_argument("run_dir", type=Path)
 
+    p_target = sub.add_parser("target-rate", help="print SHARE %% of the rate a one-node saturation search sustained")
+    p_target.add_argument("run_dir", type=Path)
+    p_target.add_argument("--share", type=float, default=40, help="percent of one node's rate (40)")
+
+    p_cost = sub.add_parser(
+        "replication-cost",
+        help="the replication-cost verdict: one-node searches and cluster runs -> summary.md, summary.json",
+    )
+    p_cost.add_argument("run_dirs", type=Path, nargs="+")
+    p_cost.add_argument("--share", type=float, default=40, help="percent of one node's rate (40)")
+    p_cost.add_argument("--out", type=Path, required=True)
+
     a = parser.parse_args(argv)
     if a.command == "check":
         return check.main(a.run_dir)
+    if a.command == "target-rate":
+        rate = replication_cost.one_node_rate(replication_cost.load(a.run_dir))
+        if rate is None:
+            print(f"{a.run_dir}: one node met the SLO at no step of its search", file=sys.stderr)
+            return 1
+        print(replication_cost.target_rate(rate, a.share))
+        return 0
+    if a.command == "replication-cost":
+        out = replication_cost.write(replication_cost.summarize(a.run_dirs, a.share), a.out)
+        print((out / "summary.md").read_text(), end="")
+        print(f"summary: {runner.tools.rel(out / 'summary.md')}")
+        return 0
     if a.command == "run":
         cfg = _config(a, a.phases)
         out = runner.run_phases(cfg, _executor(a, cfg))

@@ -11,8 +11,8 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
-from lab import flamegraph, jvmpauses, load, procstat, profiling, report, runner
-from lab.__main__ import _duration
+from lab import flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runner
+from lab.__main__ import _duration, main
 
 
 def spectrum(scale: float) -> list[list[float]]:
@@ -500,3 +500,85 @@ f(16,1,8,2)
             self.assertIsNone(report.hot_frames(page, "wall"))
             page.write_text("<html>not a flame graph</html>")
             self.assertIsNone(report.hot_frames(page, "cpu"))
+
+
+def write_cost_run(root: Path, name: str, nodes: int, *, search: tuple[str, int | None] | None = None,
+                   phases: list[tuple[str, int, float, float]] = ()) -> Path:
+    """A minimal run.json: a one-node search (scenario, rate found) or cluster phases (scenario,
+    requested rate, achieved rate, p99 ms), after a fill and a warm-up the verdict must skip."""
+    d = root / name
+    d.mkdir(parents=True)
+    doc = {
+        "kind": "saturation" if search else "phases",
+        "config": {"slo_p99_ms": 10, "max_error_rate": 0.01},
+        "nodes": [{"name": f"n{i}", "pid": 100 + i} for i in range(nodes)],
+        "phases": [],
+    }
+    if search:
+        doc["saturation"] = {"scenario": search[0], "slo_p99_ms": 10, "max_sustainable_rate": search[1], "steps": []}
+    else:
+        doc["phases"].append({"scenario": "fill", "warmup": False, "result": {}})
+    for scenario, rate, achieved, p99 in phases:
+        result = {"requested_rate": rate, "achieved_rate": achieved, "error_rate": 0.0, "replicas": "2/3",
+                  "latency": {"a": {"percentiles": {"p99": p99}}, "b": {"percentiles": {"p99": p99 / 2}}}}
+        doc["phases"].append({"scenario": scenario, "warmup": True, "result": {**result, "latency": {}}})
+        doc["phases"].append({"scenario": scenario, "warmup": False, "result": result})
+    (d / "run.json").write_text(json.dumps(doc))
+    return d
+
+
+class ReplicationCostTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.root = Path(self.tmp.name)
+        self.addCleanup(self.tmp.cleanup)
+
+    def test_target_is_the_share_of_one_nodes_rate_rounded_up(self):
+        self.assertEqual(replication_cost.target_rate(37968, 40), 15188)
+        self.assertEqual(replication_cost.target_rate(25000, 40), 10000)
+
+    def test_a_scenario_is_met_only_when_every_run_met_rate_and_slo(self):
+        dirs = [
+            write_cost_run(self.root, "put-1node", 1, search=("put", 37968)),
+            write_cost_run(self.root, "put-a", 3, phases=[("put", 15188, 15180, 9.0)]),
+            write_cost_run(self.root, "put-b", 3, phases=[("put", 15188, 15150, 12.5)]),
+            write_cost_run(self.root, "put-c", 3, phases=[("put", 15188, 14000, 8.0)]),
+            write_cost_run(self.root, "get-1node", 1, search=("get", 1500)),
+            write_cost_run(self.root, "get-a", 3, phases=[("get", 600, 600, 4.0)]),
+            write_cost_run(self.root, "get-b", 3, phases=[("get", 600, 599, 9.9)]),
+        ]
+        summary = replication_cost.summarize(dirs, 40)
+        put, get = summary["scenarios"]
+        self.assertEqual((put["scenario"], put["target_rate"]), ("put", 15188))
+        self.assertEqual([r["met"] for r in put["runs"]], [True, False, False])  # slow; behind
+        self.assertEqual((put["met_runs"], put["median_p99_ms"], put["met"]), (1, 9.0, False))
+        self.assertEqual((get["target_rate"], get["met_runs"], get["met"]), (600, 2, True))
+
+        out = replication_cost.write(summary, self.root / "verdict")
+        md = (out / "summary.md").read_text()
+        self.assertIn("| put | 37968/s | 15188/s | 1 of 3 | 9.0 | not met |", md)
+        self.assertIn("| get | 1500/s | 600/s | 2 of 2 | 7.0 | **met** |", md)
+        self.assertIn("| `put-b` | 3 | 2/3 | 15188/s | 15150/s | 12.50 | 0.00% | no |", md)
+        self.assertEqual(json.loads((out / "summary.json").read_text())["scenarios"][1]["met"], True)
+
+    def test_runs_that_do_not_belong_to_a_search_are_refused(self):
+        search = write_cost_run(self.root, "put-1node", 1, search=("put", 10000))
+        elsewhere = write_cost_run(self.root, "put-a", 3, phases=[("put", 5000, 5000, 3.0)])
+        orphan = write_cost_run(self.root, "get-a", 3, phases=[("get", 4000, 4000, 3.0)])
+        with self.assertRaisesRegex(SystemExit, "not the target 4000/s"):
+            replication_cost.summarize([search, elsewhere], 40)
+        with self.assertRaisesRegex(SystemExit, "without a one-node search: get"):
+            replication_cost.summarize([search, orphan], 40)
+        with self.assertRaisesRegex(SystemExit, "not a saturation search on one node"):
+            replication_cost.one_node_rate(replication_cost.load(elsewhere))
+
+    def test_target_rate_command_fails_when_one_node_met_the_slo_at_no_step(self):
+        found = write_cost_run(self.root, "found", 1, search=("put", 25312))
+        none = write_cost_run(self.root, "none", 1, search=("put", None))
+        with mock.patch("sys.stdout") as out:
+            self.assertEqual(main(["target-rate", str(found)]), 0)
+        self.assertEqual("".join(c.args[0] for c in out.write.call_args_list).strip(), "10125")
+        with mock.patch("sys.stderr"):
+            self.assertEqual(main(["target-rate", str(none), "--share", "50"]), 1)
+        summary = replication_cost.summarize([none], 40)
+        self.assertEqual((summary["scenarios"][0]["target_rate"], summary["scenarios"][0]["met"]), (None, False))
