@@ -8,6 +8,8 @@
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
+#   make lab-replication-cost  issue 3's item 7: one node's PUT and GET rates, then three nodes at 2/3
+#                       at SHARE (40) % of each, RUNS (3) times, and a verdict (scripts/replication-cost.sh)
 #   make lab-hotpath    issue 2's hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s); HOTPATH_TOOL=wrk|k6
 #   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
@@ -55,7 +57,11 @@ HOTPATH_DURATION ?= 30s
 HOTPATH_DATA ?=
 HOTPATH_TOOL ?= wrk
 
-.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-hotpath lab-report lab-profile lab-selftest
+# Replication-cost benchmark
+SHARE ?= 40
+RUNS ?= 3
+
+.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-hotpath lab-report lab-profile lab-selftest
 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(if $(filter saturation,$(SCENARIO)),saturation,phases) \
@@ -79,6 +85,9 @@ lab-local: lab-tools ## load running nodes: TARGETS=url,... PIDS=pid,... [RATE= 
 lab-saturate: lab-tools ## find the max sustainable rate: TARGETS= PIDS= [SCENARIO=get START_RATE= FACTOR= SLO_P99_MS=]
 	$(LAB) saturate $(LAB_COMMON) --scenario $(SCENARIO) --start-rate $(START_RATE) --factor $(FACTOR) \
 		--max-steps $(MAX_STEPS) $(LAB_ARGS)
+
+lab-replication-cost: build lab-tools ## one node's PUT and GET rates, then 3 nodes at 2/3 at SHARE (40) % of each, RUNS (3) times -> a verdict
+	SHARE=$(SHARE) RUNS=$(RUNS) LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/replication-cost.sh
 
 lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 25k/s, PUT 15k/s vs /v0/status
 	$(LAB) hotpath --tool $(HOTPATH_TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \
