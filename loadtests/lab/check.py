@@ -14,6 +14,8 @@ import json
 import re
 from pathlib import Path
 
+from .runner import is_measured
+
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
 SECTIONS = ["## Findings", "## Conclusion", "## Environment", "## Commands", "## Phases"]
 
@@ -40,7 +42,7 @@ def problems(run_dir: Path) -> list[str]:
     if "profile.sh" not in md:
         found.append("report.md lists no profiler command")
 
-    measured = [p for p in run.get("phases", []) if not p.get("warmup") and p.get("scenario") != "fill"]
+    measured = [p for p in run.get("phases", []) if is_measured(p)]
     if not measured:
         found.append("the run has no measured phase")
     for phase in measured:

@@ -21,6 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 from . import flamegraph, tools  # noqa: E402
+from .runner import is_measured  # noqa: E402
 
 TABLE = ["p50", "p75", "p90", "p99", "p99.9", "p99.99", "p99.999", "p100"]
 KINDS = {"phases": "Fixed-rate phases", "saturation": "Saturation search", "hotpath": "Hot-path benchmark"}
@@ -420,7 +421,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
                         {"color": colors[j % len(colors)], "linestyle": "--", "linewidth": 1.0, "alpha": 0.7},
                     )
                 )
-        if phase["scenario"] != "fill" and not phase.get("warmup"):
+        if is_measured(phase):
             all_series = dict(_series(phase["result"]))
             first = all_series.get("all") or next(iter(all_series.values()), None)
             if first:

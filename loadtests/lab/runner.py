@@ -271,6 +271,11 @@ class Run:
         return self.dir
 
 
+def is_measured(phase: dict) -> bool:
+    """A phase whose numbers count: not the fill, not a warm-up."""
+    return phase.get("scenario") != "fill" and not phase.get("warmup")
+
+
 def worst(result: dict, percentile: str) -> float:
     """The largest value of a percentile over the result's latency series (all / per op / per target)."""
     values = [s["percentiles"].get(percentile) for s in result["latency"].values() if s]

@@ -515,7 +515,8 @@ def write_cost_run(root: Path, name: str, nodes: int, *, search: tuple[str, int 
         "phases": [],
     }
     if search:
-        doc["saturation"] = {"scenario": search[0], "slo_p99_ms": 10, "max_sustainable_rate": search[1], "steps": []}
+        doc["saturation"] = {"scenario": search[0], "slo_p99_ms": 10, "tolerance": 0.02,
+                            "max_sustainable_rate": search[1], "steps": []}
     else:
         doc["phases"].append({"scenario": "fill", "warmup": False, "result": {}})
     for scenario, rate, achieved, p99 in phases:
