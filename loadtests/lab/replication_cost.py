@@ -66,21 +66,19 @@ def meets(run: dict, tolerance: float, slo_p99_ms: float, max_error_rate: float)
 
 def summarize(run_dirs: list[Path], share_percent: float) -> dict:
     """Pairs each scenario's one-node search with the cluster runs of that scenario."""
-    searches: dict[str, dict] = {}
+    searches: dict[str, tuple[dict, int | None]] = {}  # scenario -> (the search, the rate it found)
     runs: dict[str, list[dict]] = {}
     for doc in map(load, run_dirs):
         if doc.get("kind") == "saturation":
             scenario = doc["saturation"]["scenario"]
             if scenario in searches:
-                raise SystemExit(f"two one-node searches for {scenario}: {searches[scenario]['_dir']} and {doc['_dir']}")
-            one_node_rate(doc)
-            searches[scenario] = doc
+                raise SystemExit(f"two one-node searches for {scenario}: {searches[scenario][0]['_dir']} and {doc['_dir']}")
+            searches[scenario] = (doc, one_node_rate(doc))
         else:
             for run in cluster_runs(doc):
                 runs.setdefault(run["scenario"], []).append(run)
     scenarios = []
-    for scenario, search in searches.items():
-        rate = one_node_rate(search)
+    for scenario, (search, rate) in searches.items():
         # The cluster is held to the rules each step of the one-node search was: the rate within
         # its tolerance, the SLO, the failure limit.
         tolerance = search["saturation"]["tolerance"]
