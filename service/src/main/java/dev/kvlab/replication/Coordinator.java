@@ -120,7 +120,7 @@ public final class Coordinator {
     /** Any failure to gather {@code ack} answers is a 504, counted by operation. */
     private <T> Mono<T> counted(Mono<T> answers, ReplicaCount count, String operation) {
         return answers
-                .onErrorMap(error -> !(error instanceof NotEnoughReplicasException), error -> new NotEnoughReplicasException(count, 0))
+                .onErrorMap(error -> !(error instanceof NotEnoughReplicasException), error -> new NotEnoughReplicasException(count, 0, List.of(error)))
                 .doOnError(error -> metrics.quorumFailed(operation));
     }
 

@@ -1,9 +1,31 @@
 package dev.kvlab.replication;
 
-/** Fewer than {@code ack} replicas answered in time: the request fails with 504. */
+import java.util.List;
+
+/**
+ * Fewer than {@code ack} replicas answered, because too many failed or did not answer in time: the
+ * request fails with 504, and the message says why each failed replica failed.
+ */
 public class NotEnoughReplicasException extends RuntimeException {
 
-    public NotEnoughReplicasException(ReplicaCount wanted, int answered) {
-        super("only " + answered + " of " + wanted.from() + " replicas answered in time, " + wanted.ack() + " needed");
+    public NotEnoughReplicasException(ReplicaCount wanted, int answered, List<Throwable> failures) {
+        super(message(wanted, answered, failures));
+    }
+
+    private static String message(ReplicaCount wanted, int answered, List<Throwable> failures) {
+        StringBuilder message = new StringBuilder("only ").append(answered).append(" of ").append(wanted.from())
+                .append(" replicas answered, ").append(wanted.ack()).append(" needed");
+        if (!failures.isEmpty()) {
+            message.append("; ").append(failures.size()).append(" failed: ");
+            for (int i = 0; i < failures.size(); i++) {
+                message.append(i == 0 ? "" : "; ").append(reason(failures.get(i)));
+            }
+        }
+        return message.toString();
+    }
+
+    private static String reason(Throwable failure) {
+        String text = failure.getMessage();
+        return text == null || text.isBlank() ? failure.getClass().getSimpleName() : text;
     }
 }

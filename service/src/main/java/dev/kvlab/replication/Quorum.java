@@ -15,7 +15,7 @@ final class Quorum<T> {
 
     private final ReplicaCount count;
     private final List<T> answers = new ArrayList<>();
-    private int failures;
+    private final List<Throwable> failures = new ArrayList<>();
     private final Sinks.One<List<T>> enough = Sinks.one();
     private final Sinks.One<List<T>> all = Sinks.one();
 
@@ -49,7 +49,7 @@ final class Quorum<T> {
             if (answers.size() == count.ack()) {
                 enoughNow = List.copyOf(answers);
             }
-            if (answers.size() + failures == count.from()) {
+            if (answers.size() + failures.size() == count.from()) {
                 allNow = List.copyOf(answers);
             }
         }
@@ -58,19 +58,19 @@ final class Quorum<T> {
     }
 
     private void failed(Throwable error) {
-        boolean hopeless;
-        int answered;
+        NotEnoughReplicasException hopeless = null;
         List<T> allNow = null;
         synchronized (this) {
-            failures++;
-            answered = answers.size();
-            hopeless = answered < count.ack() && count.from() - failures == count.ack() - 1;
-            if (answers.size() + failures == count.from()) {
+            failures.add(error);
+            if (answers.size() < count.ack() && count.from() - failures.size() == count.ack() - 1) {
+                hopeless = new NotEnoughReplicasException(count, answers.size(), List.copyOf(failures));
+            }
+            if (answers.size() + failures.size() == count.from()) {
                 allNow = List.copyOf(answers);
             }
         }
-        if (hopeless) {
-            enough.tryEmitError(new NotEnoughReplicasException(count, answered));
+        if (hopeless != null) {
+            enough.tryEmitError(hopeless);
         }
         emit(null, allNow);
     }

@@ -25,12 +25,13 @@ class QuorumTest {
     void failsAsSoonAsAckAnswersCannotCome() {
         Sinks.One<String> neverAnswers = Sinks.one();
         Quorum<String> quorum = Quorum.collect(new ReplicaCount(2, 3),
-                List.of(Mono.error(new RuntimeException("down")), Mono.error(new RuntimeException("down")), neverAnswers.asMono()));
+                List.of(Mono.error(new RuntimeException("replica a refused")), Mono.error(new IllegalStateException()),
+                        neverAnswers.asMono()));
 
         StepVerifier.create(quorum.enough())
                 .expectErrorSatisfies(error -> assertThat(error)
                         .isInstanceOf(NotEnoughReplicasException.class)
-                        .hasMessage("only 0 of 3 replicas answered in time, 2 needed"))
+                        .hasMessage("only 0 of 3 replicas answered, 2 needed; 2 failed: replica a refused; IllegalStateException"))
                 .verify(Duration.ofSeconds(1));
     }
 

@@ -77,6 +77,9 @@ class ThreeNodeClusterTest {
         HttpResponse<byte[]> put = cluster.client(0).put("unreachable", "lost".getBytes(), "2/3");
         assertThat(put.statusCode()).isEqualTo(504);
         assertThat(Duration.ofNanos(System.nanoTime() - started)).as("refused connections fail fast").isLessThan(Duration.ofSeconds(2));
+        assertThat(text(put)).as("the answer says which replicas failed and why")
+                .containsPattern("^only [01] of 3 replicas answered, 2 needed; 2 failed: ")
+                .contains(":" + URI.create(cluster.url(1)).getPort(), ":" + URI.create(cluster.url(2)).getPort());
         assertThat(cluster.client(0).get("unreachable", "3/3").statusCode()).isEqualTo(504);
         assertThat(cluster.client(0).delete("unreachable", "2/3").statusCode()).isEqualTo(504);
         assertThat(text(cluster.client(0).send("GET", "/actuator/prometheus", java.net.http.HttpRequest.BodyPublishers.noBody())))
