@@ -1,6 +1,7 @@
 package dev.kvlab.replication;
 
 import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * Fewer than {@code ack} replicas answered, because too many failed or did not answer in time: the
@@ -16,10 +17,8 @@ public class NotEnoughReplicasException extends RuntimeException {
         StringBuilder message = new StringBuilder("only ").append(answered).append(" of ").append(wanted.from())
                 .append(" replicas answered, ").append(wanted.ack()).append(" needed");
         if (!failures.isEmpty()) {
-            message.append("; ").append(failures.size()).append(" failed: ");
-            for (int i = 0; i < failures.size(); i++) {
-                message.append(i == 0 ? "" : "; ").append(reason(failures.get(i)));
-            }
+            message.append("; ").append(failures.size()).append(" failed: ")
+                    .append(failures.stream().map(NotEnoughReplicasException::reason).collect(Collectors.joining("; ")));
         }
         return message.toString();
     }
