@@ -31,6 +31,7 @@ final class ApiErrors {
             case PayloadTooLargeException e -> NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, e.getMessage());
             case NotEnoughReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.GATEWAY_TIMEOUT, e.getMessage());
             case RejectedExecutionException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later");
+            case BodiesOverBudgetException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
             default -> {
                 log.error("{} {} failed", request.method(), request.fullPath(), error);
                 yield NettyResponses.plain(response, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + error);

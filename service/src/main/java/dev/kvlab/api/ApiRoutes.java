@@ -6,6 +6,7 @@ import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.time.Duration;
@@ -49,9 +50,21 @@ public class ApiRoutes {
                 .build();
     }
 
+    /** The PUT bodies the node holds at once: client PUTs and single replica writes share one heap. */
     @Bean
-    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties properties, ReplicationProperties replication) {
-        return new ReplicaHandler(store, clock, properties.maxValueSize(), replication.batch());
+    BodyBudget bodyBudget(ApiProperties properties, MeterRegistry registry) {
+        BodyBudget budget = new BodyBudget(properties.bodyBytesInFlight(Runtime.getRuntime().maxMemory()));
+        Gauge.builder("kvlab.requests.bodies.held", budget, BodyBudget::held)
+                .description("Bytes of PUT bodies the node holds now; at kvlab.api.max-body-bytes-in-flight, PUTs get 503")
+                .baseUnit("bytes")
+                .register(registry);
+        return budget;
+    }
+
+    @Bean
+    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties properties, BodyBudget bodies,
+                                  ReplicationProperties replication) {
+        return new ReplicaHandler(store, clock, properties.maxValueSize(), bodies, replication.batch());
     }
 
     @Bean
@@ -65,9 +78,9 @@ public class ApiRoutes {
      * ({@link RangeHandler}). The replica protocol is served here too, or on its own port.
      */
     @Bean
-    NettyRouteProvider nettyRoutes(Coordinator coordinator, ApiProperties properties, RequestMetrics metrics,
+    NettyRouteProvider nettyRoutes(Coordinator coordinator, ApiProperties properties, BodyBudget bodies, RequestMetrics metrics,
                                    ReplicaHandler replica, ReplicationProperties replication) {
-        EntityHandler entity = new EntityHandler(coordinator, new ValueReader(properties.maxValueSize()), metrics);
+        EntityHandler entity = new EntityHandler(coordinator, new ValueReader(properties.maxValueSize(), bodies), metrics);
         RangeHandler clientRange = new RangeHandler(coordinator::range, RangeFormat::negotiate, metrics);
         return routes -> {
             entity.addTo(routes);

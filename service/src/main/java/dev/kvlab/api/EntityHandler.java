@@ -66,8 +66,7 @@ final class EntityHandler {
 
     private Mono<Void> put(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
-        return values.read(request)
-                .flatMap(value -> coordinator.put(asked.key(), value, asked.replicas()))
+        return values.read(request, value -> coordinator.put(asked.key(), value, asked.replicas()))
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 

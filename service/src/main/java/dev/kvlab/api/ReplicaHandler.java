@@ -41,11 +41,12 @@ final class ReplicaHandler {
     private final long maxBatchBytes;
     private final Sinks.Empty<Void> stopping = Sinks.empty();
 
-    ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize, ReplicationProperties.Batch batchLimits) {
+    ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize, BodyBudget bodies,
+                   ReplicationProperties.Batch batchLimits) {
         this.store = store;
         this.clock = clock;
         this.maxValueSize = maxValueSize;
-        this.values = new ValueReader(maxValueSize);
+        this.values = new ValueReader(maxValueSize, bodies);
         this.batchLimits = batchLimits;
         // A sender fills a batch up to max-bytes, or sends one larger call alone.
         this.maxBatchBytes = Math.max(batchLimits.maxBytes().toBytes(),
@@ -166,8 +167,7 @@ final class ReplicaHandler {
             return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
                     new PayloadTooLargeException(maxValueSize).getMessage());
         }
-        return values.read(request)
-                .flatMap(value -> store.write(key, Record.value(version, value)))
+        return values.read(request, value -> store.write(key, Record.value(version, value)))
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 
@@ -178,12 +178,12 @@ final class ReplicaHandler {
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.ACCEPTED)));
     }
 
-    /** Answers a bad request with its 400 and an overloaded store with 503, as the client API does. */
+    /** Answers a bad request with its 400 and an overloaded node with 503, as the client API does. */
     private static BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> guarded(
             BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
         return (request, response) -> Mono.defer(() -> handler.apply(request, response))
-                .onErrorResume(e -> e instanceof BadRequestException || e instanceof RejectedExecutionException,
-                        e -> ApiErrors.send(request, response, e));
+                .onErrorResume(e -> e instanceof BadRequestException || e instanceof RejectedExecutionException
+                        || e instanceof BodiesOverBudgetException, e -> ApiErrors.send(request, response, e));
     }
 
     private static byte[] key(HttpServerRequest request) {

@@ -4,6 +4,7 @@ import dev.kvlab.storage.Record;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import java.util.Arrays;
+import java.util.function.Function;
 import org.springframework.util.unit.DataSize;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
@@ -14,28 +15,36 @@ import reactor.netty.http.server.HttpServerRequest;
  * and dropped: the client may still be sending it, and closing a connection with unread bytes
  * resets it, so the client could lose the 413 before reading it. A larger one (Content-Length says
  * so, or a chunked body that gets there) is cut off at once.
+ *
+ * <p>The array counts against the node's {@link BodyBudget} until the request is done with it. A
+ * body the budget has no room for is read to its end and dropped too, and fails with 503.
  */
 final class ValueReader {
 
     private final long limit;
     private final DataSize limitSize;
+    private final BodyBudget budget;
 
-    ValueReader(DataSize limit) {
+    ValueReader(DataSize limit, BodyBudget budget) {
         this.limit = limit.toBytes();
         this.limitSize = limit;
+        this.budget = budget;
     }
 
-    /** The value in an array from {@link Record#newValueArray(int)}. */
-    Mono<byte[]> read(HttpServerRequest request) {
+    /**
+     * Reads the value, in an array from {@link Record#newValueArray(int)}, and hands it to {@code use};
+     * the value's bytes stay in the budget until the Mono that {@code use} returns ends.
+     */
+    <T> Mono<T> read(HttpServerRequest request, Function<byte[], Mono<T>> use) {
         long declared = declaredLength(request);
         if (declared > 2 * limit) {
             return Mono.error(new PayloadTooLargeException(limitSize));
         }
-        return Mono.defer(() -> {
+        return Mono.using(budget::lease, lease -> {
             // A declared body over the limit will be dropped: nothing to allocate for it.
-            Value value = new Value(declared > limit ? 0 : declared);
-            return request.receive().doOnNext(value::append).then(Mono.fromCallable(value::array));
-        });
+            Value value = new Value(declared > limit ? 0 : declared, lease);
+            return request.receive().doOnNext(value::append).then(Mono.fromCallable(value::array)).flatMap(use);
+        }, BodyBudget.Lease::release);
     }
 
     /** Content-Length, or -1 when the body is chunked (or the header is not a number Netty let through). */
@@ -48,13 +57,19 @@ final class ValueReader {
         }
     }
 
-    /** The bytes received so far, after the record's header; sized by Content-Length when there is one. */
+    /**
+     * The bytes received so far, after the record's header; sized by Content-Length when there is
+     * one. The array is null once the body is being dropped: over the limit, or over the budget.
+     */
     private final class Value {
+        private final BodyBudget.Lease lease;
         private byte[] array;
         private long received;
 
-        Value(long expected) {
-            array = Record.newValueArray((int) Math.max(expected, 0));
+        Value(long expected, BodyBudget.Lease lease) {
+            this.lease = lease;
+            int valueLength = (int) Math.max(expected, 0);
+            array = lease.hold(Record.HEADER_BYTES + valueLength) ? Record.newValueArray(valueLength) : null;
         }
 
         void append(ByteBuf buffer) {
@@ -69,15 +84,21 @@ final class ValueReader {
                 return;
             }
             int needed = Record.HEADER_BYTES + (int) received;
-            if (needed > array.length) {
-                array = Arrays.copyOf(array, (int) Math.min(Math.max(needed, 2L * array.length), Record.HEADER_BYTES + limit));
+            if (array != null && needed > array.length) {
+                int grown = (int) Math.min(Math.max(needed, 2L * array.length), Record.HEADER_BYTES + limit);
+                array = lease.hold(grown - array.length) ? Arrays.copyOf(array, grown) : null;
             }
-            buffer.getBytes(buffer.readerIndex(), array, needed - readable, readable);
+            if (array != null) {
+                buffer.getBytes(buffer.readerIndex(), array, needed - readable, readable);
+            }
         }
 
         byte[] array() {
             if (received > limit) {
                 throw new PayloadTooLargeException(limitSize);
+            }
+            if (array == null) {
+                throw new BodiesOverBudgetException(budget.limit());
             }
             int length = Record.HEADER_BYTES + (int) received;
             return length == array.length ? array : Arrays.copyOf(array, length);

@@ -85,10 +85,15 @@ public final class RawHttp {
                 out.write(body);
             }
             out.flush();
-            List<byte[]> chunks = new ArrayList<>();
-            Response head = read(new BufferedInputStream(socket.getInputStream()), chunks::add);
-            return new Response(head.status(), head.headers(), chunks);
+            return readResponse(socket.getInputStream());
         }
+    }
+
+    /** Reads one whole response from a socket the caller wrote its request to. */
+    public static Response readResponse(InputStream in) throws IOException {
+        List<byte[]> chunks = new ArrayList<>();
+        Response head = read(new BufferedInputStream(in), chunks::add);
+        return new Response(head.status(), head.headers(), chunks);
     }
 
     private static Response read(InputStream in, Consumer<byte[]> onChunk) throws IOException {
