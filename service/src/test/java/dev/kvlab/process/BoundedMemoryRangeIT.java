@@ -7,6 +7,7 @@ import dev.kvlab.testing.NodeProcess;
 import dev.kvlab.testing.RawHttp;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
@@ -59,10 +60,18 @@ class BoundedMemoryRangeIT {
     }
 
     private static void fill(KvClient client, String replicas) {
-        IntStream.range(0, LARGE).parallel().forEach(i ->
-                assertThat(client.put(largeKey(i), valueOf(largeKey(i), MIB), replicas).statusCode()).isEqualTo(201));
-        IntStream.range(0, SMALL).parallel().forEach(i ->
-                assertThat(client.put(smallKey(i), valueOf(smallKey(i), 4096), replicas).statusCode()).isEqualTo(201));
+        IntStream.range(0, LARGE).parallel().forEach(i -> put(client, largeKey(i), valueOf(largeKey(i), MIB), replicas));
+        IntStream.range(0, SMALL).parallel().forEach(i -> put(client, smallKey(i), valueOf(smallKey(i), 4096), replicas));
+    }
+
+    /** Retries while the node has no room for another body (503), as its clients should. */
+    private static void put(KvClient client, String key, byte[] value, String replicas) {
+        int status = client.put(key, value, replicas).statusCode();
+        while (status == 503) {
+            pause(Duration.ofMillis(50));
+            status = client.put(key, value, replicas).statusCode();
+        }
+        assertThat(status).as(key).isEqualTo(201);
     }
 
     private static void assertStreamsEverything(NodeProcess node) throws Exception {
@@ -78,7 +87,7 @@ class BoundedMemoryRangeIT {
             previousKey.set(key);
             bytes.addAndGet(chunk.length);
             if (entries.incrementAndGet() == 10) {
-                pause(); // the node must hold its stream, not buffer it
+                pause(Duration.ofSeconds(3)); // the node must hold its stream, not buffer it
             }
         });
 
@@ -113,9 +122,9 @@ class BoundedMemoryRangeIT {
         throw new AssertionError("a chunk without a newline");
     }
 
-    private static void pause() {
+    private static void pause(Duration duration) {
         try {
-            Thread.sleep(3000);
+            Thread.sleep(duration);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
