@@ -107,7 +107,7 @@ class BoundedMemoryRangeIT {
     }
 
     /** Incompressible bytes derived from the key, so the reader can check every value. */
-    private static byte[] valueOf(String key, int size) {
+    static byte[] valueOf(String key, int size) {
         byte[] value = new byte[size];
         new Random(key.hashCode()).nextBytes(value);
         return value;

@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -59,13 +58,15 @@ class ConcurrentLargeWritesIT {
 
             assertThat(nodes).allSatisfy(node -> assertThat(node.isAlive()).as("%s is alive", node.url()).isTrue());
             assertThat(statuses).hasSize(WRITERS * WRITES_EACH);
-            assertThat(statuses.values()).containsAnyOf(201).allMatch(status -> status == 201 || status == 503);
+            // A 504 (a replica slower than the timeout on a busy machine) is the API at work too; such
+            // a write may or may not have been stored, so only 201s and 503s are read back.
+            assertThat(statuses.values()).contains(201).allMatch(status -> status == 201 || status == 503 || status == 504);
             for (Map.Entry<String, Integer> write : statuses.entrySet()) {
                 HttpResponse<byte[]> read = nodes.get(0).client().get(write.getKey(), "3/3");
                 if (write.getValue() == 201) {
                     assertThat(read.statusCode()).as(write.getKey()).isEqualTo(200);
                     assertThat(read.body()).as(write.getKey()).isEqualTo(valueOf(write.getKey()));
-                } else {
+                } else if (write.getValue() == 503) {
                     assertThat(read.statusCode()).as("refused %s left nothing", write.getKey()).isEqualTo(404);
                 }
             }
@@ -77,8 +78,6 @@ class ConcurrentLargeWritesIT {
     }
 
     private static byte[] valueOf(String key) {
-        byte[] value = new byte[MIB];
-        new Random(key.hashCode()).nextBytes(value);
-        return value;
+        return BoundedMemoryRangeIT.valueOf(key, MIB);
     }
 }
