@@ -11,29 +11,21 @@ import java.net.Socket;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * A node holds PUT bodies up to {@code kvlab.api.max-body-bytes-in-flight}: past it a PUT gets 503
  * and changes nothing, and the room comes back when the held requests end.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"kvlab.api.max-value-size=1KB", "kvlab.api.max-body-bytes-in-flight=1500B"})
+        properties = {"kvlab.api.max-value-size=1KB", "kvlab.api.max-body-bytes-in-flight=1500B",
+                "kvlab.storage.dir=${java.io.tmpdir}/kvlab-budget-test-${random.uuid}"})
 class BodyBudgetApiTest {
-
-    @DynamicPropertySource
-    static void storage(DynamicPropertyRegistry registry) throws Exception {
-        var dir = Files.createTempDirectory("kvlab-budget-test");
-        registry.add("kvlab.storage.dir", dir::toString);
-    }
 
     @LocalServerPort
     int port;
