@@ -11,7 +11,7 @@ through their async-profiler sidecar; the same runner, results and report as on 
   they all run (kubectl exec); they then sleep to the same instant.
 - Results: the pods' logs (the tool's output, then KVLAB-JOB lines: start and end times, exit code,
   CPU, k6's summary JSON), saved in the phase's directory; the Job is deleted once collected.
-  The k6 pods' percentiles are merged from their percentile spectra (see merge_latency).
+  The k6 pods' percentiles are merged from their percentile spectra (latency.mix_spectra).
 - Profiling: k8s/profile-pod.sh for each pod and window, the script `make profile` runs.
 - CPU: each kvlab container's cgroup CPU time before and after the phase (kubectl exec), each load
   generator's CPU from bash's `times` in its pod.
@@ -20,7 +20,6 @@ through their async-profiler sidecar; the same runner, results and report as on 
 from __future__ import annotations
 
 import base64
-import bisect
 import ipaddress
 import json
 import math
@@ -39,6 +38,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from . import envinfo, load, procstat, profiling, tools
+from .latency import mix_spectra
 from .load import LoadSpec, log
 from .runner import Prepared, RunConfig
 
@@ -279,63 +279,6 @@ def container_cpu_seconds(text: str) -> float:
     raise ValueError(f"no CPU usage in {text[:80]!r}")
 
 
-def _cdf(spectrum: list, x: float) -> float:
-    """The share of requests at most x ms, interpolated from a spectrum [[p, ms], ...]."""
-    ps = [p for p, v in spectrum if v is not None]
-    vs = [v for p, v in spectrum if v is not None]
-    k = bisect.bisect_right(vs, x)
-    if k == 0:
-        return 0.0
-    if k == len(vs):
-        return 1.0
-    (x0, p0), (x1, p1) = (vs[k - 1], ps[k - 1]), (vs[k], ps[k])
-    return p0 + (p1 - p0) * (x - x0) / (x1 - x0)
-
-
-def merge_latency(parts: list[tuple[float, dict]]) -> dict | None:
-    """One latency distribution from several load generators' (weight = requests, latency) pairs.
-    Percentiles of separate processes cannot be added up; but every pod sends a random share of
-    the same workload, so the whole is their mixture: F(x) = sum w_i F_i(x) / sum w_i, each F_i
-    interpolated from the pod's percentile spectrum (about 90 points down to 99.999 %). Its
-    percentiles are read off F; min, max and mean are exact."""
-    parts = [(w, lat) for w, lat in parts if lat and w > 0]
-    if not parts:
-        return None
-    if len(parts) == 1:
-        return parts[0][1]
-    total = sum(w for w, _ in parts)
-    xs = sorted({v for _, lat in parts for _, v in lat["spectrum"] if v is not None})
-    fs = [sum(w * _cdf(lat["spectrum"], x) for w, lat in parts) / total for x in xs]
-
-    def quantile(p: float) -> float:
-        if p <= 0:
-            return min(lat["min"] for _, lat in parts)
-        if p >= 1:
-            return max(lat["max"] for _, lat in parts)
-        k = bisect.bisect_left(fs, p)
-        if k == 0:
-            return xs[0]
-        if k == len(fs):
-            return xs[-1]
-        f0, f1 = fs[k - 1], fs[k]
-        return xs[k - 1] + (xs[k] - xs[k - 1]) * ((p - f0) / (f1 - f0) if f1 > f0 else 1.0)
-
-    first = parts[0][1]
-    table = {}
-    for name in first["percentiles"]:
-        p = 1.0 if name == "p100" else float(name[1:]) / 100
-        table[name] = quantile(p)
-    return {
-        "unit": first.get("unit", "ms"),
-        "min": quantile(0),
-        "mean": sum(w * lat["mean"] for w, lat in parts) / total,
-        "max": quantile(1),
-        "percentiles": table,
-        "spectrum": [[p, quantile(p)] for p, _ in first["spectrum"]],
-        "merged_from": len(parts),
-    }
-
-
 def merge_k6(parts: list[dict]) -> dict:
     """One result from the k6 summaries of the pods of a phase (each ran one execution segment)."""
     if len(parts) == 1:
@@ -350,7 +293,7 @@ def merge_k6(parts: list[dict]) -> dict:
             statuses[code] = statuses.get(code, 0) + n
     latency = {}
     for name in first["latency"]:
-        latency[name] = merge_latency([(w, p["latency"].get(name)) for w, p in zip(weights, parts)])
+        latency[name] = mix_spectra([(w, p["latency"].get(name)) for w, p in zip(weights, parts)])
     duration = first["duration_s"] if open_model else max(p["duration_s"] for p in parts)
     # Thresholds: the latency ones again on the merged percentiles; any other holds when it held in every pod.
     slo = first.get("slo_p99_ms")

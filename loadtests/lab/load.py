@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from . import jvmpauses, procstat, tools
+from .latency import add_histograms, mix_spectra
 
 K6_SCRIPTS = tools.LOADTESTS / "k6"
 WRK_SCRIPTS = tools.LOADTESTS / "wrk2"
@@ -293,9 +294,10 @@ def parse_wrk(spec: LoadSpec, cmd: Command) -> dict:
 
 
 def merge_wrk(spec: LoadSpec, parts: list[dict], wrk: tools.Wrk | None = None) -> dict:
-    """One result from one wrk per target; each target keeps its own latency distribution
-    (percentiles of separate processes cannot be merged exactly). wrk: the wrk that ran (default:
-    the one on PATH here)."""
+    """One result from one wrk per target. Its latency ("all") is every request's, as one wrk
+    against one node measures it: the sum of the processes' histograms, or where a wrk printed
+    none (wrk2) the mixture of their spectra; each target's own is kept in latency_by_target.
+    wrk: the wrk that ran (default: the one on PATH here)."""
     wrk = wrk or tools.wrk()
     requests = sum(p["requests"] for p in parts)
     errors = {k: sum(p["errors"][k] for p in parts) for k in parts[0]["errors"]}
@@ -307,10 +309,16 @@ def merge_wrk(spec: LoadSpec, parts: list[dict], wrk: tools.Wrk | None = None) -
     if socket_errors:
         statuses["0"] = statuses.get("0", 0) + socket_errors
     duration = max(p["duration_s"] for p in parts)
+    latency_by_target = {urlparse(p["target"]).netloc: p["latency"] for p in parts} if len(parts) > 1 else {}
+    latency_merge = ""
     if len(parts) == 1:
-        latency = {"all": parts[0]["latency"]}
+        combined = parts[0]["latency"]
+    elif all(p.get("histogram_us") for p in parts):
+        combined = add_histograms([(p["latency"], p["histogram_us"]) for p in parts])
+        latency_merge = "every request of the phase: the wrk processes' latency histograms added up"
     else:
-        latency = {urlparse(p["target"]).netloc: p["latency"] for p in parts}
+        combined = mix_spectra([(p["requests"], p["latency"]) for p in parts])
+        latency_merge = "the wrk processes' percentile spectra mixed, weighted by requests (min, max and mean exact)"
     return {
         "tool": "wrk2" if wrk.is_wrk2 else "wrk",
         "tool_version": wrk.version,
@@ -335,5 +343,7 @@ def merge_wrk(spec: LoadSpec, parts: list[dict], wrk: tools.Wrk | None = None) -
         "value_size": spec.value_size,
         "replicas": spec.replicas,
         "slo_p99_ms": spec.slo_p99_ms,
-        "latency": latency,
+        "latency": {"all": combined},
+        "latency_by_target": latency_by_target,
+        "latency_merge": latency_merge,
     }

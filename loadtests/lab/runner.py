@@ -277,7 +277,8 @@ def is_measured(phase: dict) -> bool:
 
 
 def worst(result: dict, percentile: str) -> float:
-    """The largest value of a percentile over the result's latency series (all / per op / per target)."""
+    """The largest value of a percentile over the result's latency series: all requests, or each operation's
+    (never a single target's share: those are in latency_by_target)."""
     values = [s["percentiles"].get(percentile) for s in result["latency"].values() if s]
     values = [v for v in values if v is not None]
     return max(values) if values else math.nan

@@ -11,7 +11,7 @@
 --               WRK_THREADS must then equal -t. wrk2 paces itself with -R: leave WRK_RATE unset.
 --   WRK_STATUS  1: count answers by status code (a response() hook; costs a little CPU per request)
 -- done() prints the latency percentiles, once readable and once as one line of JSON after the
--- marker "KVLAB-WRK-JSON " for the lab's runner.
+-- marker "KVLAB-WRK-JSON " for the lab's runner, with the latency histogram (M.histogram).
 local M = {}
 
 local function env_number(name, default)
@@ -158,6 +158,32 @@ local function percentile_us(latency, p)
   return latency:percentile(p)
 end
 
+-- The latency histogram as JSON, [[upper edge in µs, count], ...] ascending, so the lab can add up
+-- the histograms of several wrk processes (one per node) into the exact distribution of a whole
+-- phase. Latencies from 10 ms up are counted in buckets of four significant digits (10 µs wide
+-- from 10 ms, 100 µs from 100 ms), named by their upper edge: never under 0.1 % of a value, never
+-- below it. nil where the stats object cannot be walked: latency(i) is the original wrk's
+-- (4.x: the i-th non-empty bucket's value and count), wrk2's stats have no such call.
+function M.histogram(latency)
+  local ok, buckets = pcall(function()
+    local out, edge, count = {}, nil, 0
+    for i = 1, #latency do
+      local v, c = latency(i)
+      local step = v < 10000 and 1 or 10 ^ (math.floor(math.log10(v)) - 3)
+      local e = math.ceil(v / step) * step
+      if e ~= edge then
+        if edge then out[#out + 1] = string.format("[%d,%d]", edge, count) end
+        edge, count = e, 0
+      end
+      count = count + c
+    end
+    if edge then out[#out + 1] = string.format("[%d,%d]", edge, count) end
+    return out
+  end)
+  if not ok then return nil end
+  return "[" .. table.concat(buckets, ",") .. "]"
+end
+
 function M.report(scenario, summary, latency, threads, rate)
   io.write("  Latency Distribution (kvlab done() hook)\n")
   for _, p in ipairs(TABLE) do
@@ -205,6 +231,7 @@ function M.report(scenario, summary, latency, threads, rate)
     .. ',"max":' .. json_number(latency.max / 1000)
     .. ',"percentiles":{' .. table.concat(table_json, ",") .. "}"
     .. ',"spectrum":[' .. table.concat(spectrum, ",") .. "]}"
+    .. ',"histogram_us":' .. (M.histogram(latency) or "null")
     .. "}\n")
 end
 
