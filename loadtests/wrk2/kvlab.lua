@@ -161,9 +161,9 @@ end
 -- The latency histogram as JSON, [[upper edge in µs, count], ...] ascending, so the lab can add up
 -- the histograms of several wrk processes (one per node) into the exact distribution of a whole
 -- phase. Latencies from 10 ms up are counted in buckets of four significant digits (10 µs wide
--- from 10 ms, 100 µs from 100 ms), named by their upper edge: never under 0.1 % of a value, never
--- below it. nil where the stats object cannot be walked: latency(i) is the original wrk's
--- (4.x: the i-th non-empty bucket's value and count), wrk2's stats have no such call.
+-- from 10 ms, 100 µs from 100 ms), each named by its upper edge: at most 0.1 % above a latency it
+-- counts, never below. nil where the stats object cannot be walked: latency(i) is the original
+-- wrk's (4.x: the i-th non-empty bucket's value and count); wrk2's stats have no such call.
 function M.histogram(latency)
   local ok, buckets = pcall(function()
     local out, edge, count = {}, nil, 0
