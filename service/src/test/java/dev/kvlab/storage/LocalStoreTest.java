@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -115,7 +115,7 @@ class LocalStoreTest {
     }
 
     @Test
-    void writesBeyondTheWaitingBoundAreRejectedAndTheRestAreStored() {
+    void writesBeyondTheWaitingBoundAreRejectedAndTheRestAreStored() throws Exception {
         StorageExecutor one = new StorageExecutor(1, 64);
         LocalStore grouped = new LocalStore(rocks, one, 4);
         CountDownLatch busy = occupy(one);
@@ -218,15 +218,22 @@ class LocalStoreTest {
     }
 
     /** Holds the executor's only thread until the returned latch counts down. */
-    private static CountDownLatch occupy(StorageExecutor executor) {
+    /**
+     * Holds the executor's one thread until the latch is counted down. Returns once the holding
+     * task runs: queued but not yet taken, it would still count among the queued calls.
+     */
+    private static CountDownLatch occupy(StorageExecutor executor) throws InterruptedException {
         CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
         executor.execute(() -> {
+            running.countDown();
             try {
                 busy.await();
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
         });
+        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
         return busy;
     }
 
