@@ -217,7 +217,6 @@ class LocalStoreTest {
         crowded.close();
     }
 
-    /** Holds the executor's only thread until the returned latch counts down. */
     /**
      * Holds the executor's one thread until the latch is counted down. Returns once the holding
      * task runs: queued but not yet taken, it would still count among the queued calls.
