@@ -16,11 +16,11 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 from lab import load
+from lab.report import TABLE
 from lab.latency import add_histograms, mix_spectra, percentile_rank
 from lab.tests.test_k8s import k6_spectrum_percentiles, uniform_latency
 from lab.tests.test_lab import latency
 
-TABLE = ["p50", "p75", "p90", "p99", "p99.9", "p99.99", "p99.999", "p100"]
 SCRIPTS = Path(__file__).resolve().parents[2] / "wrk2"
 
 
