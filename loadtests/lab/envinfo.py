@@ -68,6 +68,37 @@ def jvm(pid: int) -> dict:
     }
 
 
+def scheduling_group(pid: int | str = "self") -> tuple[str, str]:
+    """What the kernel shares the CPU between before it shares it between threads: the process's
+    cpu cgroup (cgroup v1's cpu controller, else v2's one hierarchy) and, when autogroups are on,
+    its autogroup (one per session)."""
+    lines = [line.split(":", 2) for line in _read(f"/proc/{pid}/cgroup").splitlines() if line.count(":") >= 2]
+    cgroup = next((path for _, controllers, path in lines if "cpu" in controllers.split(",")), None)
+    if cgroup is None:
+        cgroup = next((path for _, controllers, path in lines if controllers == ""), "")
+    autogroups = _read("/proc/sys/kernel/sched_autogroup_enabled").strip() == "1"
+    return cgroup, (_read(f"/proc/{pid}/autogroup").split() or [""])[0] if autogroups else ""
+
+
+def nodes_apart(pids: list[int]) -> list[int]:
+    """The nodes that run in another scheduling group than this process, and so than the load
+    generators (tools.spawn keeps those in the lab's): such a node gets the CPU as part of its group."""
+    ours = scheduling_group()
+    return [pid for pid in pids if scheduling_group(pid) != ours]
+
+
+def scheduling(pids: list[int]) -> str:
+    """The report's line on how the kernel shares the CPU between the nodes and the load generators."""
+    apart = nodes_apart(pids)
+    if not apart:
+        return "the nodes and the load generators share one scheduling group: the kernel shares the CPU between their threads alike"
+    return (
+        f"node pid {', '.join(map(str, apart))} runs in another scheduling group than the load generators "
+        "(another cgroup or session): the kernel shares the CPU between groups before threads, which on a "
+        "busy machine lengthens the nodes' tail"
+    )
+
+
 def git() -> dict:
     commit = _run(["git", "rev-parse", "HEAD"], cwd=tools.ROOT)
     dirty = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=tools.ROOT)
@@ -87,6 +118,7 @@ def collect(pids: list[int], load_tool: str) -> dict:
         "python": sys.version.split()[0],
         "git": git(),
         "jvms": [jvm(pid) for pid in pids],
+        "scheduling": scheduling(pids),
         "load_tool": load_tool,
         "k6": tools.k6_version(),
         "async_profiler": tools.PINS["ASYNC_PROFILER_VERSION"],

@@ -90,7 +90,7 @@ class Node:
         ]
         self.log = work / "node.log"
         with open(self.log, "w") as f:
-            self.process = subprocess.Popen(self.argv, stdout=f, stderr=subprocess.STDOUT, start_new_session=True)
+            self.process = tools.spawn(self.argv, f)
         deadline = time.monotonic() + 90
         while not _answers(self.url):
             if self.process.poll() is not None:

@@ -179,9 +179,7 @@ def run(
     running = []
     for c in cmds:
         f = open(c.log, "w")
-        p = subprocess.Popen(
-            c.argv, env=os.environ | c.env, stdout=f, stderr=subprocess.STDOUT, cwd=tools.ROOT, start_new_session=True
-        )
+        p = tools.spawn(c.argv, f, env=os.environ | c.env, cwd=tools.ROOT)
         f.close()
         running.append(Running(c, p, time.monotonic()))
     t0 = time.monotonic()

@@ -131,7 +131,7 @@ class Profiling:
                 path = self.out / f"{node.name}-{w.event}.html"
                 argv, env = self.command(node, w.event, w.seconds, path)
                 logf = open(self.out / f"{node.name}-{w.event}.log", "w")
-                proc = subprocess.Popen(argv, env=env, stdout=logf, stderr=subprocess.STDOUT, start_new_session=True)
+                proc = tools.spawn(argv, logf, env=env)
                 self._running.append(proc)
                 procs.append((node, path, argv, proc, logf))
             for node, path, argv, p, logf in procs:

@@ -201,6 +201,12 @@ class Run:
                 f"warning: the machine is busy before the run (load average {load1:.1f} on "
                 f"{os.cpu_count()} cores); latency and CPU figures will carry that noise"
             )
+        apart = envinfo.nodes_apart(cfg.pids)
+        if apart:
+            log(
+                f"warning: node pid {', '.join(map(str, apart))} runs in another scheduling group (cgroup or "
+                "session) than the load generators; the kernel shares the CPU between the groups first"
+            )
         (self.dir / "env.json").write_text(json.dumps(self.executor.env(), indent=1))
         self.save()
 

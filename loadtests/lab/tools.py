@@ -28,6 +28,19 @@ def _versions() -> dict[str, str]:
 PINS = _versions()
 
 
+def spawn(argv: list[str], out, **popen) -> subprocess.Popen:
+    """Starts a process of the lab's (a load generator, a profiler, a node) with stdin closed and
+    stdout and stderr to `out`, in a process group of its own: the lab stops it with os.killpg, and
+    a Ctrl-C in the terminal reaches the lab, which stops it, not the process itself.
+
+    It stays in the lab's session on purpose. On Linux a session is a scheduler autogroup
+    (/proc/sys/kernel/sched_autogroup_enabled), and the kernel shares the CPU between autogroups
+    before it shares it between their threads: a wrk in a session of its own weighed as much as the
+    three nodes of `make lab` together (their session is the lab's), and on two busy cores the
+    cluster's PUT p99 was 1.5-5 ms longer in alternated runs (docs/reports/README.md, stop 22)."""
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, process_group=0, **popen)
+
+
 def rel(path: Path | str) -> str:
     """A path relative to the repository root when it is inside it (for readable commands)."""
     p = Path(path).resolve()

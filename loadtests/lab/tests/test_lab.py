@@ -6,12 +6,14 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
+import subprocess
 import tempfile
 import unittest
 from unittest import mock
 from pathlib import Path
 
-from lab import flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runner
+from lab import envinfo, flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runner, tools
 from lab.__main__ import _duration, main
 
 
@@ -256,7 +258,6 @@ class JvmPausesTest(unittest.TestCase):
         java = Path(os.environ.get("JAVA_HOME", "/nonexistent")) / "bin" / "java"
         if not java.exists():
             self.skipTest("no JDK at JAVA_HOME")
-        import subprocess
 
         with tempfile.TemporaryDirectory() as tmp:
             source = Path(tmp) / "Collect.java"
@@ -343,6 +344,37 @@ class ThreadTimesTest(unittest.TestCase):
         self.assertIn(worker.native_id, threads)
         self.assertGreaterEqual(len(threads), 2)
         self.assertTrue(all(t.role == procstat.OTHER_THREADS for t in threads.values()))
+
+
+class SpawnTest(unittest.TestCase):
+    """The lab's helpers run in process groups of their own (the lab stops them with killpg) but in
+    the lab's session, so the kernel does not give each a scheduling group of its own."""
+
+    def spawn_sleep(self, **popen):
+        with tempfile.TemporaryFile() as out:
+            if popen:
+                p = subprocess.Popen(["sleep", "30"], stdout=out, **popen)
+            else:
+                p = tools.spawn(["sleep", "30"], out)
+        self.addCleanup(p.wait)
+        self.addCleanup(os.killpg, p.pid, signal.SIGTERM)
+        return p
+
+    def test_a_helper_has_a_process_group_of_its_own_in_the_labs_session(self):
+        p = self.spawn_sleep()
+        self.assertEqual(os.getpgid(p.pid), p.pid)
+        self.assertEqual(os.getsid(p.pid), os.getsid(0))
+        self.assertEqual(os.readlink(f"/proc/{p.pid}/fd/0"), "/dev/null")
+        self.assertEqual(envinfo.scheduling_group(p.pid), envinfo.scheduling_group())
+
+    def test_a_node_in_a_session_of_its_own_is_reported_apart(self):
+        if envinfo.scheduling_group()[1] == "":
+            self.skipTest("the kernel's autogroups are off here: a session is no scheduling group")
+        apart = self.spawn_sleep(start_new_session=True)
+        alike = self.spawn_sleep()
+        self.assertEqual(envinfo.nodes_apart([alike.pid, apart.pid]), [apart.pid])
+        self.assertIn(f"node pid {apart.pid} runs in another scheduling group", envinfo.scheduling([alike.pid, apart.pid]))
+        self.assertIn("share one scheduling group", envinfo.scheduling([alike.pid]))
 
 
 class WrkParsingTest(unittest.TestCase):
