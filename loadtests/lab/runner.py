@@ -327,12 +327,16 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
     with checked(cfg, executor) as executor:
         run = Run(cfg, "phases", executor=executor)
         warm = set()
+        previous = None
         for text, (scenario, tool) in zip(cfg.phases, phases):
             spec = cfg.spec(scenario, tool=tool)
-            if scenario not in warm and scenario != "fill":
+            if scenario != "fill" and scenario not in warm:
                 warm_up(run, spec, text)
+            elif scenario != "fill" and previous == "fill":
+                reconnect(run, spec, text)  # the fill warmed it, on the fill's connections
             run.phase(spec, text, cfg.events)
             warm |= warmed_by(scenario, warm)
+            previous = scenario
         return run.finish()
 
 
@@ -347,9 +351,26 @@ def warm_up(run: Run, spec: LoadSpec, label: str) -> None:
     """The same load, unmeasured, for warmup_s, before the first phase of a scenario: at a few
     hundred requests/s a node's methods reach the JIT's compile thresholds only after tens of
     seconds (three JVMs on two cores measured about a minute for GET), and a phase that began
-    cold would measure the compiler, not the store."""
+    cold would measure the compiler, not the store. Its last seconds run on new connections."""
+    again = reconnect_s(run.cfg.warmup_s)
     if run.cfg.warmup_s > 0:
-        run.phase(replace(spec, duration_s=run.cfg.warmup_s), f"warm-up {label}", [], warmup=True)
+        run.phase(replace(spec, duration_s=run.cfg.warmup_s - again), f"warm-up {label}", [], warmup=True)
+    reconnect(run, spec, label)
+
+
+def reconnect(run: Run, spec: LoadSpec, label: str) -> None:
+    """The load, unmeasured, for a few seconds on new connections after the nodes were warmed on
+    others. The first connections a node accepts after the JIT compiled its steady state make it
+    throw away about a hundred compiled methods of the channel pipeline and compile them again over
+    seconds (later reconnections only a few), so a measured phase must not be the first."""
+    again = reconnect_s(run.cfg.warmup_s)
+    if again:
+        run.phase(replace(spec, duration_s=again), f"warm-up {label} on new connections", [], warmup=True)
+
+
+def reconnect_s(warmup_s: int) -> int:
+    """The last part of a warm-up that runs on new connections: 10 s, at most half of it."""
+    return min(10, warmup_s // 2)
 
 
 @dataclass

@@ -469,7 +469,7 @@ class FakeExecutor:
 
 
 class WarmUpTest(unittest.TestCase):
-    def run_with(self, phases: list[str], warmup_s: int = 10) -> list:
+    def run_with(self, phases: list[str], warmup_s: int = 60) -> list:
         executor = FakeExecutor()
         with tempfile.TemporaryDirectory() as tmp:
             cfg = runner.RunConfig(
@@ -480,25 +480,40 @@ class WarmUpTest(unittest.TestCase):
                 runner.run_phases(cfg, executor)
         return [(label, spec.scenario, spec.tool, spec.duration_s) for label, spec in executor.specs]
 
-    def test_each_scenario_runs_first_unmeasured_once(self):
+    def test_each_scenario_runs_first_unmeasured_once_ending_on_new_connections(self):
         self.assertEqual(
             self.run_with(["put", "get@wrk", "get", "mixed"]),
             [
-                ("warm-up put", "put", "k6", 10),
+                ("warm-up put", "put", "k6", 50),
+                ("warm-up put on new connections", "put", "k6", 10),
                 ("put", "put", "k6", 30),
-                ("warm-up get@wrk", "get", "wrk", 10),
+                ("warm-up get@wrk", "get", "wrk", 50),
+                ("warm-up get@wrk on new connections", "get", "wrk", 10),
                 ("get@wrk", "get", "wrk", 30),
                 ("get", "get", "k6", 30),
                 ("mixed", "mixed", "k6", 30),
             ],
         )
 
-    def test_the_fill_warms_put(self):
-        labels = [label for label, *_ in self.run_with(["fill", "put", "mixed"])]
-        self.assertEqual(labels, ["fill", "put", "warm-up mixed", "mixed"])
+    def test_the_fill_warms_put_and_put_then_runs_on_new_connections(self):
+        labels = [label for label, *_ in self.run_with(["fill", "put", "fill", "mixed"])]
+        self.assertEqual(
+            labels,
+            [
+                "fill", "warm-up put on new connections", "put", "fill",
+                "warm-up mixed", "warm-up mixed on new connections", "mixed",
+            ],
+        )
+
+    def test_a_short_warm_up_gives_its_last_half_to_new_connections(self):
+        self.assertEqual(
+            [(label, seconds) for label, _, _, seconds in self.run_with(["put"], 7)],
+            [("warm-up put", 4), ("warm-up put on new connections", 3), ("put", 30)],
+        )
+        self.assertEqual([label for label, *_ in self.run_with(["put"], 1)], ["warm-up put", "put"])
 
     def test_no_warm_up_when_zero(self):
-        self.assertEqual([label for label, *_ in self.run_with(["put", "get"], 0)], ["put", "get"])
+        self.assertEqual([label for label, *_ in self.run_with(["fill", "put", "get"], 0)], ["fill", "put", "get"])
 
 
 class FlameGraphTest(unittest.TestCase):
