@@ -1,27 +1,24 @@
 package dev.kvlab;
 
-import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
 import dev.kvlab.cluster.DnsTopologyProvider;
 import dev.kvlab.cluster.DnsjavaSrvLookup;
 import dev.kvlab.cluster.StaticTopologyProvider;
 import dev.kvlab.cluster.TopologyProvider;
+import dev.kvlab.peer.PeerClient;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.LocalReplica;
 import dev.kvlab.replication.ReadRepair;
-import dev.kvlab.replication.RemoteReplica;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationMetrics;
 import dev.kvlab.replication.ReplicationProperties;
-import dev.kvlab.replication.TimeoutTimer;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.StorageMetrics;
 import dev.kvlab.storage.StorageProperties;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
-import io.netty.channel.ChannelOption;
 import java.time.Clock;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
@@ -30,10 +27,6 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.ReactorResourceFactory;
-import org.springframework.http.client.reactive.ReactorClientHttpConnector;
-import org.springframework.web.reactive.function.client.WebClient;
-import reactor.netty.http.client.HttpClient;
-import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
 /** Wires a node: its store, its view of the cluster, and the coordinator that serves clients. */
@@ -110,43 +103,10 @@ class NodeConfiguration {
         return factory;
     }
 
-    /** Replica call timeouts; a tick of 20 ms is 2 % of the default 1 s timeout. */
-    @Bean(destroyMethod = "close")
-    TimeoutTimer replicaTimeouts() {
-        return new TimeoutTimer(Duration.ofMillis(20));
-    }
-
-    /** One pool of connections to the peers for every replica call; disposed at shutdown. */
-    @Bean(destroyMethod = "dispose")
-    ConnectionProvider replicaConnections(ReplicationProperties properties) {
-        return ConnectionProvider.builder("kvlab-replicas")
-                .maxConnections(properties.maxConnections())
-                .pendingAcquireMaxCount(properties.pendingAcquireMax())
-                .pendingAcquireTimeout(properties.timeout())
-                .maxIdleTime(Duration.ofSeconds(30))
-                .evictInBackground(Duration.ofSeconds(30))
-                .build();
-    }
-
-    /** Runs on the server's event loops (reactorResourceFactory): no second set of threads. */
-    @Bean
-    WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties) {
-        HttpClient http = HttpClient.create(connections)
-                .runOn(resources.getLoopResources())
-                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
-                // Peers are found by name: a pod that comes back with a new address is found
-                // again within seconds (CoreDNS answers with a 5 s TTL).
-                .resolver(spec -> spec.cacheMaxTimeToLive(Duration.ofSeconds(5)));
-        return WebClient.builder().clientConnector(new ReactorClientHttpConnector(http)).build();
-    }
-
     @Bean
     Coordinator coordinator(TopologyProvider topology, LocalStore store, HybridLogicalClock clock, ReadRepair readRepair,
-                            ReplicationMetrics metrics, WebClient replicaClient, TimeoutTimer replicaTimeouts,
-                            ReplicationProperties replication, ApiProperties api) {
+                            ReplicationMetrics metrics, PeerClient peers) {
         LocalReplica local = new LocalReplica(topology.current().self(), store);
-        ReplicaDirectory replicas = new ReplicaDirectory(local, node -> new RemoteReplica(node, replicaClient, replicaTimeouts,
-                replication.timeout(), replication.rangeIdleTimeout(), ApiProperties.MAX_KEY_BYTES, api.maxValueSize().toBytes(), replication.batch(), metrics));
-        return new Coordinator(topology, replicas, clock, readRepair, metrics);
+        return new Coordinator(topology, new ReplicaDirectory(local, peers::replicaOf), clock, readRepair, metrics);
     }
 }

@@ -19,9 +19,6 @@ import org.springframework.validation.annotation.Validated;
 @ConfigurationProperties("kvlab.api")
 public record ApiProperties(@NotNull @DefaultValue("1MB") DataSize maxValueSize, DataSize maxBodyBytesInFlight) {
 
-    /** API.md's limit on a key, in UTF-8 bytes after URL-decoding; fixed, not configurable. */
-    public static final int MAX_KEY_BYTES = 1024;
-
     /** Values are held in one Java array with the record header, so the limit stays below 2 GiB. */
     private static final DataSize LARGEST = DataSize.ofMegabytes(1024);
 

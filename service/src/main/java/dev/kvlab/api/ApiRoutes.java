@@ -2,21 +2,20 @@ package dev.kvlab.api;
 
 import static org.springframework.web.reactive.function.server.RequestPredicates.path;
 
+import dev.kvlab.http.BodyBudget;
+import dev.kvlab.http.NettyResponses;
+import dev.kvlab.http.ValueReader;
 import dev.kvlab.replication.Coordinator;
-import dev.kvlab.replication.HybridLogicalClock;
-import dev.kvlab.replication.ReplicationProperties;
-import dev.kvlab.storage.LocalStore;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import java.time.Duration;
-import org.springframework.beans.factory.annotation.Value;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.http.client.ReactorResourceFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -26,9 +25,8 @@ import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /**
- * The HTTP surface of a node: the client API of API.md ({@code /v0/entity}, {@code /v0/entities},
- * {@code /v0/status}) and the replica protocol between nodes ({@code /internal/v1/...}), on the
- * client port or, with {@code kvlab.replication.port}, on a port of its own.
+ * The client API of API.md on the client port: {@code /v0/entity}, {@code /v0/entities} and
+ * {@code /v0/status}. (The replica protocol between nodes is the peer package's.)
  */
 @Configuration(proxyBeanMethods = false)
 public class ApiRoutes {
@@ -44,9 +42,9 @@ public class ApiRoutes {
     @Bean
     RouterFunction<ServerResponse> apiRouter() {
         return RouterFunctions.route()
-                .route(path(EntityHandler.PATH), ApiErrors.methodNotAllowed("GET, HEAD, PUT, DELETE"))
-                .route(path("/v0/entities"), ApiErrors.methodNotAllowed("GET"))
-                .route(path(STATUS_PATH), ApiErrors.methodNotAllowed("GET, HEAD"))
+                .route(path(EntityHandler.PATH), methodNotAllowed("GET, HEAD, PUT, DELETE"))
+                .route(path("/v0/entities"), methodNotAllowed("GET"))
+                .route(path(STATUS_PATH), methodNotAllowed("GET, HEAD"))
                 .build();
     }
 
@@ -61,34 +59,21 @@ public class ApiRoutes {
         return budget;
     }
 
-    @Bean
-    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties properties, BodyBudget bodies,
-                                  ReplicationProperties replication) {
-        return new ReplicaHandler(store, clock, properties.maxValueSize(), bodies, replication.batch());
-    }
-
-    @Bean
-    ReplicaStreamsLifecycle replicaStreamsLifecycle(ReplicaHandler replica) {
-        return new ReplicaStreamsLifecycle(replica);
-    }
-
     /**
      * The client API's hot path and its ranges, served by Reactor Netty directly: single keys skip
      * WebFlux's dispatch cost ({@link EntityHandler}), ranges its writer's read-ahead
-     * ({@link RangeHandler}). The replica protocol is served here too, or on its own port.
+     * ({@link RangeHandler}).
      */
     @Bean
-    NettyRouteProvider nettyRoutes(Coordinator coordinator, ApiProperties properties, BodyBudget bodies, RequestMetrics metrics,
-                                   ReplicaHandler replica, ReplicationProperties replication) {
+    NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, BodyBudget bodies, RequestMetrics metrics) {
         EntityHandler entity = new EntityHandler(coordinator, new ValueReader(properties.maxValueSize(), bodies), metrics);
-        RangeHandler clientRange = new RangeHandler(coordinator::range, RangeFormat::negotiate, metrics);
+        RangeHandler range = new RangeHandler(coordinator, metrics);
         return routes -> {
             entity.addTo(routes);
-            routes.get("/v0/entities", clientRange::range);
+            routes.get("/v0/entities", range::range);
             // Constant on purpose: it answers as soon as the node serves, and it is the no-op
             // baseline the hot-path benchmark compares the store's routes with, on the same stack.
-            routes.get(STATUS_PATH, ApiRoutes::status).head(STATUS_PATH, ApiRoutes::status);
-            return replication.port() > 0 ? routes : replica.addTo(routes);
+            return routes.get(STATUS_PATH, ApiRoutes::status).head(STATUS_PATH, ApiRoutes::status);
         };
     }
 
@@ -106,10 +91,11 @@ public class ApiRoutes {
         });
     }
 
-    @Bean
-    @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
-    ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
-                                @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout) {
-        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout);
+    /** The WebFlux route that answers the methods a path does not serve. */
+    private static HandlerFunction<ServerResponse> methodNotAllowed(String allowed) {
+        return request -> ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
+                .header("Allow", allowed)
+                .contentType(MediaType.TEXT_PLAIN)
+                .bodyValue(request.method() + " is not allowed on " + request.path() + "; use " + allowed + "\n");
     }
 }

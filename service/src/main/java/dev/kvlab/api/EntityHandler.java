@@ -1,5 +1,11 @@
 package dev.kvlab.api;
 
+import dev.kvlab.http.BadRequestException;
+import dev.kvlab.http.HttpErrors;
+import dev.kvlab.http.NettyResponses;
+import dev.kvlab.http.QueryParameters;
+import dev.kvlab.http.RequestParameters;
+import dev.kvlab.http.ValueReader;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.ReplicaCount;
 import dev.kvlab.storage.Record;
@@ -11,7 +17,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
-import reactor.netty.channel.AbortedException;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
@@ -91,21 +96,15 @@ final class EntityHandler {
      */
     private BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> served(
             String operation, BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
+        BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> answered = HttpErrors.answered(handler);
         return (request, response) -> {
             long started = System.nanoTime();
-            return Mono.defer(() -> handler.apply(request, response))
-                    .onErrorResume(error -> !response.hasSentHeaders() && !isClientGone(error),
-                            error -> ApiErrors.send(request, response, error))
+            return answered.apply(request, response)
                     .doOnSuccess(done -> metrics.record(operation, response.status().code(), started))
-                    .onErrorResume(EntityHandler::isClientGone, error -> {
+                    .onErrorResume(HttpErrors::isClientGone, error -> {
                         log.debug("{} {}: the client closed the connection", request.method(), request.fullPath());
                         return Mono.empty();
                     });
         };
-    }
-
-    /** The client went away mid-request (closed or reset its connection): not a failure of ours. */
-    private static boolean isClientGone(Throwable error) {
-        return error instanceof AbortedException || AbortedException.isConnectionReset(error);
     }
 }

@@ -1,6 +1,5 @@
 package dev.kvlab.api;
 
-import dev.kvlab.replication.RecordFrames;
 import dev.kvlab.storage.Entry;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -35,14 +34,6 @@ enum RangeFormat {
             ByteBuffer value = base64.encode(entry.record().value());
             DataBuffer buffer = buffers.allocateBuffer(key.length + value.remaining() + 24);
             return buffer.write(KEY_PREFIX).write(key).write(VALUE_PREFIX).write(value).write(LINE_END);
-        }
-    },
-
-    /** Between nodes: every record, tombstones included, framed with its version ({@link RecordFrames}). */
-    RECORDS(MediaType.parseMediaType("application/x-kvlab-records")) {
-        @Override
-        DataBuffer encode(Entry entry, DataBufferFactory buffers) {
-            return RecordFrames.encode(entry, buffers);
         }
     };
 

@@ -27,11 +27,11 @@ public final class ReplicationMetrics {
                 .description("Calls per batch sent to a peer: 1 when idle, more under load").register(registry);
     }
 
-    void batchSent(int calls) {
+    public void batchSent(int calls) {
         batchCalls.record(calls);
     }
 
-    void replicaFailed(Throwable error) {
+    public void replicaFailed(Throwable error) {
         (error instanceof TimeoutException ? replicaTimeouts : replicaErrors).increment();
     }
 

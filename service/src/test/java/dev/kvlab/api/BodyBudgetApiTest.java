@@ -4,6 +4,7 @@ import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.kvlab.http.BodyBudget;
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.RawHttp;
 import java.io.OutputStream;

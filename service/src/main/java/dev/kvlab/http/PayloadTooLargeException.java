@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import org.springframework.util.unit.DataSize;
 

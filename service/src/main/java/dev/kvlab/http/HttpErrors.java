@@ -1,29 +1,45 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import dev.kvlab.replication.NotEnoughReplicasException;
 import dev.kvlab.replication.UnsatisfiableReplicasException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.BiFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.http.HttpStatus;
-import org.springframework.http.MediaType;
-import org.springframework.web.reactive.function.server.HandlerFunction;
-import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
+import reactor.netty.channel.AbortedException;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
-/** Turns failures into the API's status codes, each with a one-line plain-text body that says why. */
-final class ApiErrors {
+/**
+ * The one place where failures become status codes, for the client API and the replica protocol
+ * alike, each answer a one-line plain-text body that says why.
+ */
+public final class HttpErrors {
 
-    private static final Logger log = LoggerFactory.getLogger(ApiErrors.class);
+    private static final Logger log = LoggerFactory.getLogger(HttpErrors.class);
 
-    private ApiErrors() {
+    private HttpErrors() {
+    }
+
+    /**
+     * {@code handler}, with a failure turned into its status ({@link #send}) while no part of the
+     * answer has been sent. A client that went away gets nothing: there is no one to answer.
+     */
+    public static BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> answered(
+            BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
+        return (request, response) -> Mono.defer(() -> handler.apply(request, response))
+                .onErrorResume(error -> !response.hasSentHeaders() && !isClientGone(error), error -> send(request, response, error));
+    }
+
+    /** The client went away mid-request (closed or reset its connection): not a failure of ours. */
+    public static boolean isClientGone(Throwable error) {
+        return error instanceof AbortedException || AbortedException.isConnectionReset(error);
     }
 
     /** Answers a request that failed with {@code error}, before anything of the answer was sent. */
-    static Mono<Void> send(HttpServerRequest request, HttpServerResponse response, Throwable error) {
+    public static Mono<Void> send(HttpServerRequest request, HttpServerResponse response, Throwable error) {
         return switch (error) {
             case BadRequestException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
             case UnsatisfiableReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
@@ -37,13 +53,5 @@ final class ApiErrors {
                 yield NettyResponses.plain(response, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + error);
             }
         };
-    }
-
-    /** The WebFlux route that answers the methods a path does not serve. */
-    static HandlerFunction<ServerResponse> methodNotAllowed(String allowed) {
-        return request -> ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
-                .header("Allow", allowed)
-                .contentType(MediaType.TEXT_PLAIN)
-                .bodyValue(request.method() + " is not allowed on " + request.path() + "; use " + allowed + "\n");
     }
 }

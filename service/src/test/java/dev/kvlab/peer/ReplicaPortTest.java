@@ -1,4 +1,4 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
 import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;

@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import dev.kvlab.storage.Record;
 import io.netty.buffer.ByteBuf;
@@ -19,13 +19,13 @@ import reactor.netty.http.server.HttpServerRequest;
  * <p>The array counts against the node's {@link BodyBudget} until the request is done with it. A
  * body the budget has no room for is read to its end and dropped too, and fails with 503.
  */
-final class ValueReader {
+public final class ValueReader {
 
     private final long limit;
     private final DataSize limitSize;
     private final BodyBudget budget;
 
-    ValueReader(DataSize limit, BodyBudget budget) {
+    public ValueReader(DataSize limit, BodyBudget budget) {
         this.limit = limit.toBytes();
         this.limitSize = limit;
         this.budget = budget;
@@ -35,7 +35,7 @@ final class ValueReader {
      * Reads the value, in an array from {@link Record#newValueArray(int)}, and hands it to {@code use};
      * the value's bytes stay in the budget until the Mono that {@code use} returns ends.
      */
-    <T> Mono<T> read(HttpServerRequest request, Function<byte[], Mono<T>> use) {
+    public <T> Mono<T> read(HttpServerRequest request, Function<byte[], Mono<T>> use) {
         long declared = declaredLength(request);
         if (declared > 2 * limit) {
             return Mono.error(new PayloadTooLargeException(limitSize));

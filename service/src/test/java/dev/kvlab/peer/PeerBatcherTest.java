@@ -1,7 +1,9 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvlab.replication.ReplicaException;
+import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import java.nio.charset.StandardCharsets;
@@ -11,7 +13,6 @@ import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.springframework.util.unit.DataSize;
-import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
 import reactor.test.StepVerifier;
 

@@ -1,4 +1,4 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
+import dev.kvlab.replication.ReplicaException;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import java.net.URI;

@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -10,13 +10,13 @@ import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerResponse;
 
 /** Short answers for the routes served by Reactor Netty directly: the same plain-text errors as {@link ApiErrors}. */
-final class NettyResponses {
+public final class NettyResponses {
 
     private NettyResponses() {
     }
 
     /** The message as a line of text, with its Content-Length (also the answer to a HEAD). */
-    static Mono<Void> plain(HttpServerResponse response, HttpResponseStatus status, String message) {
+    public static Mono<Void> plain(HttpServerResponse response, HttpResponseStatus status, String message) {
         byte[] line = (message + "\n").getBytes(StandardCharsets.UTF_8);
         return response.status(status)
                 .header(HttpHeaderNames.CONTENT_TYPE, MediaType.TEXT_PLAIN_VALUE)
@@ -26,12 +26,12 @@ final class NettyResponses {
     }
 
     /** An error after which the connection closes: the request body is not read. */
-    static Mono<Void> closing(HttpServerResponse response, HttpResponseStatus status, String message) {
+    public static Mono<Void> closing(HttpServerResponse response, HttpResponseStatus status, String message) {
         response.header(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         return plain(response, status, message);
     }
 
-    static Mono<Void> empty(HttpServerResponse response, HttpResponseStatus status) {
+    public static Mono<Void> empty(HttpServerResponse response, HttpResponseStatus status) {
         return response.status(status).send().then();
     }
 }

@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -8,31 +8,31 @@ import java.util.concurrent.atomic.AtomicLong;
  * clients writing large values at once exhaust the heap, and the node dies instead of answering
  * {@code 503}.
  */
-final class BodyBudget {
+public final class BodyBudget {
 
     private final long limit;
     private final AtomicLong held = new AtomicLong();
 
-    BodyBudget(long limit) {
+    public BodyBudget(long limit) {
         this.limit = limit;
     }
 
     /** A share for one request: empty, then grown as its body arrives. */
-    Lease lease() {
+    public Lease lease() {
         return new Lease();
     }
 
-    long limit() {
+    public long limit() {
         return limit;
     }
 
     /** The bytes held now by all requests. */
-    long held() {
+    public long held() {
         return held.get();
     }
 
     /** One request's share of the budget. Grown on its connection's event loop, released once when the request ends. */
-    final class Lease {
+    public final class Lease {
 
         private long bytes;
 
@@ -40,7 +40,7 @@ final class BodyBudget {
         }
 
         /** Takes {@code more} bytes of the budget; false, and nothing taken, when that would go over the limit. */
-        boolean hold(long more) {
+        public boolean hold(long more) {
             long current;
             do {
                 current = held.get();
@@ -53,7 +53,7 @@ final class BodyBudget {
         }
 
         /** Gives back all the bytes this lease holds. */
-        void release() {
+        public void release() {
             held.addAndGet(-bytes);
             bytes = 0;
         }

@@ -1,5 +1,10 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
+import dev.kvlab.replication.Replica;
+import dev.kvlab.replication.ReplicaException;
+import dev.kvlab.replication.ReplicationMetrics;
+import dev.kvlab.replication.ReplicationProperties;
+import dev.kvlab.replication.TimeoutTimer;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;

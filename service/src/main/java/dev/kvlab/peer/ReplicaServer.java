@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.peer;
 
 import java.time.Duration;
 import java.util.function.Function;

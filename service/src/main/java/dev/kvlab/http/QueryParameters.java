@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
@@ -11,7 +11,7 @@ import java.util.Map;
  * binary ones included, exactly as the client sent it. {@code +} is a space, as in HTML forms.
  * The first occurrence of a repeated parameter wins.
  */
-final class QueryParameters {
+public final class QueryParameters {
 
     private final Map<String, byte[]> values;
 
@@ -20,12 +20,12 @@ final class QueryParameters {
     }
 
     /** The parameters of a request target such as {@code /v0/entity?id=k} (Reactor Netty's {@code uri()}). */
-    static QueryParameters ofTarget(String target) {
+    public static QueryParameters ofTarget(String target) {
         int question = target.indexOf('?');
         return parse(question < 0 ? null : target.substring(question + 1));
     }
 
-    static QueryParameters parse(String rawQuery) {
+    public static QueryParameters parse(String rawQuery) {
         Map<String, byte[]> values = new HashMap<>();
         if (rawQuery == null || rawQuery.isEmpty()) {
             return new QueryParameters(values);
@@ -49,12 +49,12 @@ final class QueryParameters {
     }
 
     /** The parameter's decoded bytes, or {@code null} when absent. */
-    byte[] bytes(String name) {
+    public byte[] bytes(String name) {
         return values.get(name);
     }
 
     /** The parameter as UTF-8 text, or {@code null} when absent. */
-    String text(String name) {
+    public String text(String name) {
         byte[] value = values.get(name);
         return value == null ? null : new String(value, StandardCharsets.UTF_8);
     }

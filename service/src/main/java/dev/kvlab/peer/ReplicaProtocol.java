@@ -1,4 +1,4 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
 /**
  * How nodes talk to each other's replicas, under {@code /internal/v1/}, apart from the client API
@@ -33,6 +33,8 @@ public final class ReplicaProtocol {
     public static final String STREAM_PATH = "/internal/v1/stream";
     public static final String VERSION_HEADER = "X-Kvlab-Version";
     public static final String TOMBSTONE_HEADER = "X-Kvlab-Tombstone";
+    /** The content type of a records stream. */
+    public static final String RECORDS_MEDIA_TYPE = "application/x-kvlab-records";
 
     private static final char[] HEX = "0123456789ABCDEF".toCharArray();
 

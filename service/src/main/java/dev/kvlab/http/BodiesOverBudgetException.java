@@ -1,4 +1,4 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 /** The node holds as many request bodies as {@code kvlab.api.max-body-bytes-in-flight} allows (503). */
 public class BodiesOverBudgetException extends RuntimeException {

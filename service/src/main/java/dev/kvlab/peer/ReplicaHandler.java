@@ -1,9 +1,15 @@
-package dev.kvlab.api;
+package dev.kvlab.peer;
 
-import dev.kvlab.replication.BatchFrames;
+import dev.kvlab.http.BadRequestException;
+import dev.kvlab.http.BodyBudget;
+import dev.kvlab.http.ChunkedStream;
+import dev.kvlab.http.HttpErrors;
+import dev.kvlab.http.NettyResponses;
+import dev.kvlab.http.PayloadTooLargeException;
+import dev.kvlab.http.QueryParameters;
+import dev.kvlab.http.RequestParameters;
+import dev.kvlab.http.ValueReader;
 import dev.kvlab.replication.HybridLogicalClock;
-import dev.kvlab.replication.ReplicaBatch;
-import dev.kvlab.replication.ReplicaProtocol;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
@@ -15,8 +21,7 @@ import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.ByteBuffer;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.function.BiFunction;
+import org.springframework.core.io.buffer.NettyDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.util.unit.DataSize;
 import reactor.core.publisher.Flux;
@@ -50,19 +55,18 @@ final class ReplicaHandler {
         this.batchLimits = batchLimits;
         // A sender fills a batch up to max-bytes, or sends one larger call alone.
         this.maxBatchBytes = Math.max(batchLimits.maxBytes().toBytes(),
-                ReplicaBatch.largestCallBytes(ApiProperties.MAX_KEY_BYTES, maxValueSize.toBytes()));
+                ReplicaBatch.largestCallBytes(RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes()));
     }
 
     /** Adds the protocol's routes, the records stream included. */
     HttpServerRoutes addTo(HttpServerRoutes routes) {
-        RangeHandler records = new RangeHandler(store::range, accepted -> RangeFormat.RECORDS, null);
         return routes
-                .post(ReplicaProtocol.BATCH_PATH, guarded(this::batch))
-                .post(ReplicaProtocol.STREAM_PATH, guarded(this::stream))
-                .get(ReplicaProtocol.RECORD_PATH, guarded(this::read))
-                .put(ReplicaProtocol.RECORD_PATH, guarded(this::write))
-                .delete(ReplicaProtocol.RECORD_PATH, guarded(this::delete))
-                .get(ReplicaProtocol.RECORDS_PATH, records::range);
+                .post(ReplicaProtocol.BATCH_PATH, HttpErrors.answered(this::batch))
+                .post(ReplicaProtocol.STREAM_PATH, HttpErrors.answered(this::stream))
+                .get(ReplicaProtocol.RECORD_PATH, HttpErrors.answered(this::read))
+                .put(ReplicaProtocol.RECORD_PATH, HttpErrors.answered(this::write))
+                .delete(ReplicaProtocol.RECORD_PATH, HttpErrors.answered(this::delete))
+                .get(ReplicaProtocol.RECORDS_PATH, HttpErrors.answered(this::records));
     }
 
     private Mono<Void> read(HttpServerRequest request, HttpServerResponse response) {
@@ -135,6 +139,20 @@ final class ReplicaHandler {
                 .then();
     }
 
+    /**
+     * The replica's records in {@code [start, end)}, tombstones included, in key order, as
+     * {@link RecordFrames}, streamed while the coordinator reads them.
+     */
+    private Mono<Void> records(HttpServerRequest request, HttpServerResponse response) {
+        QueryParameters query = QueryParameters.ofTarget(request.uri());
+        byte[] start = RequestParameters.requiredKey(query, "start");
+        byte[] end = RequestParameters.optionalKey(query, "end");
+        response.header(HttpHeaderNames.CONTENT_TYPE, ReplicaProtocol.RECORDS_MEDIA_TYPE);
+        NettyDataBufferFactory buffers = new NettyDataBufferFactory(response.alloc());
+        return ChunkedStream.send(response, store.range(start, end)
+                .map(entry -> NettyDataBufferFactory.toByteBuf(RecordFrames.encode(entry, buffers))));
+    }
+
     /** Ends the coordinators' streams: called as the node starts to stop, before the server drains. */
     void endStreams() {
         stopping.tryEmitEmpty();
@@ -144,7 +162,7 @@ final class ReplicaHandler {
     private List<StoreOp> ops(ByteBuffer body) {
         List<StoreOp> ops;
         try {
-            ops = ReplicaBatch.decodeCalls(body, batchLimits.maxCalls(), ApiProperties.MAX_KEY_BYTES, maxValueSize.toBytes());
+            ops = ReplicaBatch.decodeCalls(body, batchLimits.maxCalls(), RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes());
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("bad batch: " + e.getMessage());
         }
@@ -176,14 +194,6 @@ final class ReplicaHandler {
         Version version = version(request);
         return store.write(key, Record.tombstone(version))
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.ACCEPTED)));
-    }
-
-    /** Answers a bad request with its 400 and an overloaded node with 503, as the client API does. */
-    private static BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> guarded(
-            BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
-        return (request, response) -> Mono.defer(() -> handler.apply(request, response))
-                .onErrorResume(e -> e instanceof BadRequestException || e instanceof RejectedExecutionException
-                        || e instanceof BodiesOverBudgetException, e -> ApiErrors.send(request, response, e));
     }
 
     private static byte[] key(HttpServerRequest request) {

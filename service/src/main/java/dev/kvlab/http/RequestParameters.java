@@ -1,11 +1,14 @@
-package dev.kvlab.api;
+package dev.kvlab.http;
 
 import dev.kvlab.replication.ReplicaCount;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /** Reads and checks the API's query parameters; every problem becomes a 400 that names it. */
-final class RequestParameters {
+public final class RequestParameters {
+
+    /** The API's limit on a key, in bytes after URL-decoding; fixed, not configurable. */
+    public static final int MAX_KEY_BYTES = 1024;
 
     private static final Pattern REPLICAS = Pattern.compile("(\\d{1,9})/(\\d{1,9})");
 
@@ -13,7 +16,7 @@ final class RequestParameters {
     }
 
     /** A key parameter that must be present and non-empty. */
-    static byte[] requiredKey(QueryParameters query, String name) {
+    public static byte[] requiredKey(QueryParameters query, String name) {
         byte[] key = query.bytes(name);
         if (key == null) {
             throw new BadRequestException("missing query parameter '" + name + "'");
@@ -25,21 +28,21 @@ final class RequestParameters {
     }
 
     /** A key parameter that may be absent (or empty, which means the same); {@code null} then. */
-    static byte[] optionalKey(QueryParameters query, String name) {
+    public static byte[] optionalKey(QueryParameters query, String name) {
         byte[] key = query.bytes(name);
         return key == null || key.length == 0 ? null : checkLength(name, key);
     }
 
     private static byte[] checkLength(String name, byte[] key) {
-        if (key.length > ApiProperties.MAX_KEY_BYTES) {
+        if (key.length > MAX_KEY_BYTES) {
             throw new BadRequestException("query parameter '" + name + "' is " + key.length
-                    + " bytes long after decoding; keys are at most " + ApiProperties.MAX_KEY_BYTES + " bytes");
+                    + " bytes long after decoding; keys are at most " + MAX_KEY_BYTES + " bytes");
         }
         return key;
     }
 
     /** The {@code replicas=<ack>/<from>} parameter, or {@code null} for the cluster's default. */
-    static ReplicaCount replicas(QueryParameters query) {
+    public static ReplicaCount replicas(QueryParameters query) {
         String text = query.text("replicas");
         if (text == null) {
             return null;

@@ -1,4 +1,4 @@
-package dev.kvlab.replication;
+package dev.kvlab.peer;
 
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;

@@ -1,0 +1,94 @@
+package dev.kvlab.peer;
+
+import dev.kvlab.api.ApiProperties;
+import dev.kvlab.http.BodyBudget;
+import dev.kvlab.http.RequestParameters;
+import dev.kvlab.replication.HybridLogicalClock;
+import dev.kvlab.replication.Replica;
+import dev.kvlab.replication.ReplicationMetrics;
+import dev.kvlab.replication.ReplicationProperties;
+import dev.kvlab.replication.TimeoutTimer;
+import dev.kvlab.storage.LocalStore;
+import io.netty.channel.ChannelOption;
+import java.time.Duration;
+import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
+import org.springframework.boot.reactor.netty.NettyRouteProvider;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.netty.http.client.HttpClient;
+import reactor.netty.resources.ConnectionProvider;
+
+/**
+ * The replica protocol's two ends: the server end ({@link ReplicaHandler}) on the client port or,
+ * with {@code kvlab.replication.port}, on a port of its own ({@link ReplicaServer}); and the client
+ * end ({@link PeerClient}), one pooled {@link WebClient} on the server's event loops.
+ */
+@Configuration(proxyBeanMethods = false)
+public class PeerConfiguration {
+
+    @Bean
+    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties api, BodyBudget bodies,
+                                  ReplicationProperties replication) {
+        return new ReplicaHandler(store, clock, api.maxValueSize(), bodies, replication.batch());
+    }
+
+    @Bean
+    ReplicaStreamsLifecycle replicaStreamsLifecycle(ReplicaHandler replica) {
+        return new ReplicaStreamsLifecycle(replica);
+    }
+
+    /** The replica protocol on the client port, when it has no port of its own. */
+    @Bean
+    @ConditionalOnExpression("${kvlab.replication.port:0} == 0")
+    NettyRouteProvider replicaRoutes(ReplicaHandler replica) {
+        return replica::addTo;
+    }
+
+    @Bean
+    @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
+    ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
+                                @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout) {
+        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout);
+    }
+
+    /** Replica call timeouts; a tick of 20 ms is 2 % of the default 1 s timeout. */
+    @Bean(destroyMethod = "close")
+    TimeoutTimer replicaTimeouts() {
+        return new TimeoutTimer(Duration.ofMillis(20));
+    }
+
+    /** One pool of connections to the peers for every replica call; disposed at shutdown. */
+    @Bean(destroyMethod = "dispose")
+    ConnectionProvider replicaConnections(ReplicationProperties properties) {
+        return ConnectionProvider.builder("kvlab-replicas")
+                .maxConnections(properties.maxConnections())
+                .pendingAcquireMaxCount(properties.pendingAcquireMax())
+                .pendingAcquireTimeout(properties.timeout())
+                .maxIdleTime(Duration.ofSeconds(30))
+                .evictInBackground(Duration.ofSeconds(30))
+                .build();
+    }
+
+    /** Runs on the server's event loops (the ReactorResourceFactory's): no second set of threads. */
+    @Bean
+    WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties) {
+        HttpClient http = HttpClient.create(connections)
+                .runOn(resources.getLoopResources())
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
+                // Peers are found by name: a pod that comes back with a new address is found
+                // again within seconds (CoreDNS answers with a 5 s TTL).
+                .resolver(spec -> spec.cacheMaxTimeToLive(Duration.ofSeconds(5)));
+        return WebClient.builder().clientConnector(new ReactorClientHttpConnector(http)).build();
+    }
+
+    @Bean
+    PeerClient peerClient(WebClient replicaClient, TimeoutTimer replicaTimeouts, ReplicationProperties replication,
+                          ApiProperties api, ReplicationMetrics metrics) {
+        return node -> new RemoteReplica(node, replicaClient, replicaTimeouts, replication.timeout(), replication.rangeIdleTimeout(),
+                RequestParameters.MAX_KEY_BYTES, api.maxValueSize().toBytes(), replication.batch(), metrics);
+    }
+}
