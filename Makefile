@@ -26,7 +26,7 @@ test: check-java ## run every test: unit, API, cluster, process (kill -9, small 
 	$(MVN) verify
 
 run: build ## run one node on PORT (8080) with data in DATA (./data/n0)
-	$(JAVA) -jar $(JAR) --server.port=$(PORT) --kvlab.storage.dir=$(DATA)
+	$(JAVA) -XX:+ExitOnOutOfMemoryError -jar $(JAR) --server.port=$(PORT) --kvlab.storage.dir=$(DATA)
 
 N ?= 3
 CLUSTER := JAVA=$(JAVA) JAR=$(JAR) scripts/local-cluster.sh

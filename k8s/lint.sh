@@ -54,6 +54,10 @@ contains "a preferred pod anti-affinity by default" 'preferredDuringSchedulingIg
 contains "a PodDisruptionBudget" '^kind: PodDisruptionBudget$'
 contains "a NetworkPolicy" '^kind: NetworkPolicy$'
 contains "a helm test hook" 'helm.sh/hook: test'
+contains "a Secret with the cluster's secret by default" '^  cluster-secret: [A-Za-z0-9+/=]{64}$' --show-only templates/secret.yaml
+contains "the pods read the cluster's secret from a file" 'secretName: kvlab-cluster-secret$'
+contains "an existing Secret's name when given" 'secretName: my-peers$' --set clusterSecret.existingSecret=my-peers
+lacks "no Secret of the chart's own with an existing one" '^kind: Secret$' --set clusterSecret.existingSecret=my-peers
 lacks "the test pod is no node: it has not the selector labels" "^    app.kubernetes.io/name: kvlab$" --show-only templates/tests/test-write-read.yaml
 lacks "no ServiceMonitor by default (its CRD may be absent)" '^kind: ServiceMonitor$'
 lacks "no profiler sidecar by default" 'shareProcessNamespace|name: profiler$'

@@ -6,6 +6,9 @@
 # Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS,
 # EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
 # by default when several nodes share this machine's CPUs, the node's own defaults for a single node.
+# The nodes share the secret in DATA_ROOT/cluster-secret (made on the first `up`, kept with the data):
+# only callers that hold it may speak the replica protocol. A node that runs out of heap exits
+# (-XX:+ExitOnOutOfMemoryError) rather than serve on half-broken.
 set -euo pipefail
 
 JAVA=${JAVA:-java}
@@ -16,6 +19,7 @@ JAVA_OPTS=${JAVA_OPTS:-}
 EVENT_LOOPS=${EVENT_LOOPS:-}
 STORAGE_THREADS=${STORAGE_THREADS:-}
 RUN_DIR="$DATA_ROOT/run"
+SECRET="$DATA_ROOT/cluster-secret"
 
 node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))"; }
 
@@ -29,15 +33,18 @@ up() {
     exit 1
   fi
   mkdir -p "$RUN_DIR"
+  if [ ! -s "$SECRET" ]; then
+    (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SECRET")
+  fi
   local nodes="" loops=${EVENT_LOOPS:-$((n > 1 ? 1 : 0))} storage=${STORAGE_THREADS:-$((n > 1 ? 1 : 0))}
   for ((i = 0; i < n; i++)); do nodes+="${nodes:+,}$(node_url "$i")"; done
   for ((i = 0; i < n; i++)); do
     local port=$((BASE_PORT + i))
     if answers "$(node_url "$i")"; then echo "port $port is taken by a running node" >&2; exit 1; fi
     # shellcheck disable=SC2086 # JAVA_OPTS holds several options
-    nohup "$JAVA" $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
-      --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$(node_url "$i")" --kvlab.netty.event-loops="$loops" \
-      --kvlab.storage.threads="$storage" \
+    nohup "$JAVA" -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
+      --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$(node_url "$i")" --kvlab.cluster.secret-file="$SECRET" \
+      --kvlab.netty.event-loops="$loops" --kvlab.storage.threads="$storage" \
       >"$RUN_DIR/n$i.log" 2>&1 &
     echo $! >"$RUN_DIR/n$i.pid"
   done

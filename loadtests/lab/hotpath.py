@@ -82,6 +82,8 @@ class Node:
         self.url = f"http://127.0.0.1:{cfg.port}"
         self.argv = [
             _java(cfg),
+            # A node out of heap exits rather than serve on half-broken, wherever it runs.
+            "-XX:+ExitOnOutOfMemoryError",
             *shlex.split(cfg.java_options),
             "-jar",
             str(self.jar),

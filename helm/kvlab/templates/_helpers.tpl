@@ -37,6 +37,13 @@ The headless Service's fully qualified name, as the pods look it up.
 {{- printf "%s.%s.svc.%s" (include "kvlab.headlessName" .) .Release.Namespace .Values.cluster.domain }}
 {{- end }}
 
+{{/*
+The Secret that holds the cluster's secret: the user's, or the one the chart makes.
+*/}}
+{{- define "kvlab.clusterSecretName" -}}
+{{- .Values.clusterSecret.existingSecret | default (printf "%s-cluster-secret" (include "kvlab.fullname" .)) }}
+{{- end }}
+
 {{- define "kvlab.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}

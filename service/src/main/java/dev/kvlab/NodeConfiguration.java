@@ -5,6 +5,7 @@ import dev.kvlab.cluster.DnsTopologyProvider;
 import dev.kvlab.cluster.DnsjavaSrvLookup;
 import dev.kvlab.cluster.StaticTopologyProvider;
 import dev.kvlab.cluster.TopologyProvider;
+import dev.kvlab.cluster.WallClock;
 import dev.kvlab.peer.PeerClient;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
@@ -55,8 +56,13 @@ class NodeConfiguration {
     }
 
     @Bean
-    HybridLogicalClock clock(TopologyProvider topology) {
-        return new HybridLogicalClock(HybridLogicalClock.nodeIdOf(topology.current().self()));
+    WallClock wallClock(ClusterProperties cluster) {
+        return new WallClock(cluster.clockOffset());
+    }
+
+    @Bean
+    HybridLogicalClock clock(TopologyProvider topology, WallClock wallClock, ClusterProperties cluster) {
+        return new HybridLogicalClock(HybridLogicalClock.nodeIdOf(topology.current().self()), wallClock, cluster.maxClockSkew().toMillis());
     }
 
     @Bean

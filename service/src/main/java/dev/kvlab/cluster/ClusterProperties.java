@@ -3,7 +3,11 @@ package dev.kvlab.cluster;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
+import java.io.IOException;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.boot.context.properties.ConfigurationProperties;
@@ -19,6 +23,14 @@ import org.springframework.validation.annotation.Validated;
  *                  a single node
  * @param self      this node's URL as it appears in {@code nodes}
  * @param dns       settings of DNS discovery
+ * @param secret    the secret the nodes share: only a caller that has it may speak the replica
+ *                  protocol (see {@code secretFile}, which keeps it off command lines)
+ * @param secretFile a file that holds the secret (its text, surrounding white space ignored)
+ * @param maxClockSkew the largest difference between the nodes' clocks the cluster tolerates: a
+ *                  replica call signed further from this node's clock, or a version further ahead
+ *                  of it, is refused
+ * @param clockOffset shifts this node's wall clock, for experiments with skewed clocks; 0 in
+ *                  production
  */
 @Validated
 @ConfigurationProperties("kvlab.cluster")
@@ -26,10 +38,47 @@ public record ClusterProperties(
         @NotNull @DefaultValue("static") Discovery discovery,
         @NotNull @DefaultValue List<URI> nodes,
         URI self,
-        @NotNull @Valid @DefaultValue Dns dns) {
+        @NotNull @Valid @DefaultValue Dns dns,
+        String secret,
+        Path secretFile,
+        @NotNull @DefaultValue("60s") Duration maxClockSkew,
+        @NotNull @DefaultValue("0s") Duration clockOffset) {
 
     /** Name of the only node of a cluster of one. */
     public static final String SINGLE_NODE = "local";
+
+    /** A shorter secret is too easy to guess. */
+    public static final int MIN_SECRET_BYTES = 16;
+
+    public ClusterProperties {
+        if (secret != null && secretFile != null) {
+            throw new IllegalArgumentException("set kvlab.cluster.secret or kvlab.cluster.secret-file, not both");
+        }
+        if (maxClockSkew != null && (maxClockSkew.isNegative() || maxClockSkew.isZero())) {
+            throw new IllegalArgumentException("kvlab.cluster.max-clock-skew must be positive, was " + maxClockSkew);
+        }
+    }
+
+    /** The cluster's secret as bytes, read from {@code secretFile} when set; null when there is none. */
+    public byte[] secretBytes() {
+        String text = secret;
+        if (secretFile != null) {
+            try {
+                text = Files.readString(secretFile);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read kvlab.cluster.secret-file " + secretFile + ": " + e.getMessage(), e);
+            }
+        }
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        byte[] bytes = text.strip().getBytes(StandardCharsets.UTF_8);
+        if (bytes.length < MIN_SECRET_BYTES) {
+            throw new IllegalArgumentException("the cluster secret is " + bytes.length + " bytes long; it must have at least "
+                    + MIN_SECRET_BYTES + " (for example 32 random bytes in hex: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')");
+        }
+        return bytes;
+    }
 
     public enum Discovery { STATIC, DNS }
 

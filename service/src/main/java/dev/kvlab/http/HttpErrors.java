@@ -2,6 +2,7 @@ package dev.kvlab.http;
 
 import dev.kvlab.replication.NotEnoughReplicasException;
 import dev.kvlab.replication.UnsatisfiableReplicasException;
+import dev.kvlab.replication.VersionTooFarAheadException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiFunction;
@@ -43,6 +44,7 @@ public final class HttpErrors {
         return switch (error) {
             case BadRequestException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
             case UnsatisfiableReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
+            case VersionTooFarAheadException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
             // The connection closes: the client may still be sending the refused body (ValueReader).
             case PayloadTooLargeException e -> NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, e.getMessage());
             case NotEnoughReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.GATEWAY_TIMEOUT, e.getMessage());

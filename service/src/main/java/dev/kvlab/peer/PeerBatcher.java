@@ -2,6 +2,7 @@ package dev.kvlab.peer;
 
 import dev.kvlab.replication.ReplicaException;
 import dev.kvlab.replication.ReplicationProperties;
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import java.util.ArrayDeque;
@@ -22,10 +23,10 @@ import reactor.core.publisher.MonoSink;
  */
 final class PeerBatcher {
 
-    /** Sends one batch and emits the answers in call order, or fails. */
+    /** Sends one batch and emits the outcome of each call in call order, or fails. */
     @FunctionalInterface
     interface Sender {
-        Mono<List<Optional<Record>>> send(List<StoreOp> ops);
+        Mono<List<Outcome>> send(List<StoreOp> ops);
     }
 
     private final String node;
@@ -111,7 +112,7 @@ final class PeerBatcher {
             ops.add(call.op);
         }
         sentBatches.accept(ops.size());
-        Mono<List<Optional<Record>>> sent;
+        Mono<List<Outcome>> sent;
         try {
             sent = sender.send(ops);
         } catch (RuntimeException e) {
@@ -121,7 +122,7 @@ final class PeerBatcher {
                 .subscribe(answers -> {
                     finished();
                     for (int i = 0; i < batch.size(); i++) {
-                        batch.get(i).sink.success(answers.get(i));
+                        batch.get(i).answer(answers.get(i));
                     }
                 }, error -> {
                     finished();
@@ -147,6 +148,15 @@ final class PeerBatcher {
         Call(StoreOp op, MonoSink<Optional<Record>> sink) {
             this.op = op;
             this.sink = sink;
+        }
+
+        /** A read's record or empty, empty for a write; a refused call fails. */
+        void answer(Outcome outcome) {
+            switch (outcome) {
+                case Outcome.Found found -> sink.success(Optional.of(found.record()));
+                case Outcome.Failed failed -> sink.error(failed.error());
+                default -> sink.success(Optional.empty());
+            }
         }
     }
 }

@@ -1,6 +1,9 @@
 package dev.kvlab.peer;
 
 import dev.kvlab.api.ApiProperties;
+import dev.kvlab.cluster.ClusterProperties;
+import dev.kvlab.cluster.TopologyProvider;
+import dev.kvlab.cluster.WallClock;
 import dev.kvlab.http.BodyBudget;
 import dev.kvlab.http.RequestParameters;
 import dev.kvlab.replication.HybridLogicalClock;
@@ -10,14 +13,17 @@ import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.replication.TimeoutTimer;
 import dev.kvlab.storage.LocalStore;
 import io.netty.channel.ChannelOption;
+import java.net.URI;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -30,10 +36,24 @@ import reactor.netty.resources.ConnectionProvider;
 @Configuration(proxyBeanMethods = false)
 public class PeerConfiguration {
 
+    /**
+     * The cluster's secret signs and checks every replica call. A node of a cluster must have one:
+     * without it anyone who reaches a port could write any version of any key.
+     */
     @Bean
-    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, ApiProperties api, BodyBudget bodies,
-                                  ReplicationProperties replication) {
-        return new ReplicaHandler(store, clock, api.maxValueSize(), bodies, replication.batch());
+    PeerAuthentication peerAuthentication(ClusterProperties cluster, TopologyProvider topology, WallClock wallClock) {
+        byte[] secret = cluster.secretBytes();
+        if (secret == null && (topology.current().size() > 1 || cluster.discovery() == ClusterProperties.Discovery.DNS)) {
+            throw new IllegalStateException("a node of a cluster needs the cluster's secret: set kvlab.cluster.secret-file "
+                    + "(or kvlab.cluster.secret) to the same secret on every node");
+        }
+        return new PeerAuthentication(secret, wallClock, cluster.maxClockSkew().toMillis());
+    }
+
+    @Bean
+    ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, ApiProperties api,
+                                  BodyBudget bodies, ReplicationProperties replication) {
+        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), bodies, replication.batch());
     }
 
     @Bean
@@ -73,16 +93,31 @@ public class PeerConfiguration {
                 .build();
     }
 
-    /** Runs on the server's event loops (the ReactorResourceFactory's): no second set of threads. */
+    /**
+     * Runs on the server's event loops (the ReactorResourceFactory's): no second set of threads.
+     * Signs every call with the cluster's secret.
+     */
     @Bean
-    WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties) {
+    WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties,
+                            PeerAuthentication authentication) {
         HttpClient http = HttpClient.create(connections)
                 .runOn(resources.getLoopResources())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
                 // Peers are found by name: a pod that comes back with a new address is found
                 // again within seconds (CoreDNS answers with a 5 s TTL).
                 .resolver(spec -> spec.cacheMaxTimeToLive(Duration.ofSeconds(5)));
-        return WebClient.builder().clientConnector(new ReactorClientHttpConnector(http)).build();
+        return WebClient.builder()
+                .clientConnector(new ReactorClientHttpConnector(http))
+                .filter((request, next) -> next.exchange(ClientRequest.from(request)
+                        .header(HttpHeaders.AUTHORIZATION, authentication.authorization(request.method().name(), target(request.url()),
+                                request.headers().getFirst(ReplicaProtocol.VERSION_HEADER)))
+                        .build()))
+                .build();
+    }
+
+    /** The request target a server sees: the raw path and query. */
+    private static String target(URI url) {
+        return url.getRawQuery() == null ? url.getRawPath() : url.getRawPath() + '?' + url.getRawQuery();
     }
 
     @Bean

@@ -1,14 +1,13 @@
 package dev.kvlab.peer;
 
 import dev.kvlab.replication.ReplicaException;
-import dev.kvlab.storage.Record;
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.StoreOp;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
@@ -55,7 +54,7 @@ final class PeerStream implements PeerBatcher.Sender {
     }
 
     @Override
-    public Mono<List<Optional<Record>>> send(List<StoreOp> ops) {
+    public Mono<List<Outcome>> send(List<StoreOp> ops) {
         return Mono.create(sink -> {
             byte[] frame = ReplicaBatch.frameCalls(ops);
             Exchange exchange = openExchange();
@@ -71,7 +70,7 @@ final class PeerStream implements PeerBatcher.Sender {
         return current;
     }
 
-    private record Waiting(List<StoreOp> ops, MonoSink<List<Optional<Record>>> sink) {
+    private record Waiting(List<StoreOp> ops, MonoSink<List<Outcome>> sink) {
     }
 
     /** One stream: the frames to write, the batches waiting for their answers, and the exchange. */
@@ -122,7 +121,7 @@ final class PeerStream implements PeerBatcher.Sender {
                     if (answered == null) {
                         throw new ReplicaException(node, "answered a batch it was not sent");
                     }
-                    answered.sink().success(ReplicaBatch.decodeAnswers(ByteBuffer.wrap(body), answered.ops(), maxValueLength));
+                    answered.sink().success(ReplicaBatch.decodeAnswers(ByteBuffer.wrap(body), answered.ops(), maxValueLength, node));
                 }
             } catch (RuntimeException e) {
                 end(e);

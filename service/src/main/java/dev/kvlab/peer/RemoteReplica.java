@@ -6,6 +6,7 @@ import dev.kvlab.replication.ReplicationMetrics;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.replication.TimeoutTimer;
 import dev.kvlab.storage.Entry;
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import java.net.URI;
@@ -82,13 +83,13 @@ public final class RemoteReplica implements Replica {
     }
 
     /** One batch of calls to this peer in a request of its own ({@link ReplicaBatch}), answered in order. */
-    private Mono<List<Optional<Record>>> send(List<StoreOp> ops) {
+    private Mono<List<Outcome>> send(List<StoreOp> ops) {
         return inTime(client.post().uri(batchUri)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(ReplicaBatch.encodeCalls(ops)))
                 .exchangeToMono(response -> response.statusCode().value() == HttpStatus.OK.value()
                         ? DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
-                                .map(body -> ReplicaBatch.decodeAnswers(bytesOf(body), ops, maxValueLength))
+                                .map(body -> ReplicaBatch.decodeAnswers(bytesOf(body), ops, maxValueLength, node))
                         : failure(response)));
     }
 

@@ -1,12 +1,17 @@
 package dev.kvlab.peer;
 
+import dev.kvlab.replication.ReplicaRefusedException;
+import dev.kvlab.replication.VersionTooFarAheadException;
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 
 /**
  * The bodies of {@code POST /internal/v1/batch}: many single-key calls to one replica in one
@@ -16,7 +21,11 @@ import java.util.Optional;
  * call:   [kind:1 = READ ][key length:4][key]
  *         [kind:1 = WRITE][key length:4][key][record length:4][record]
  * answer: [kind:1 = DONE] (a write)   [kind:1 = FOUND][record length:4][record]   [kind:1 = ABSENT]
+ *         [kind:1 = REFUSED][reason:1][message length:2][message, UTF-8]
  * </pre>
+ *
+ * A refused call fails alone: the replica refused its version, or had no room for it, or its disk
+ * is full ({@link ReplicaRefusedException.Reason}).
  */
 public final class ReplicaBatch {
 
@@ -25,6 +34,9 @@ public final class ReplicaBatch {
     static final byte DONE = 0;
     static final byte FOUND = 1;
     static final byte ABSENT = 2;
+    static final byte REFUSED = 3;
+    /** A refusal's message is cut to this many bytes. */
+    static final int MAX_MESSAGE_BYTES = 1024;
 
     private ReplicaBatch() {
     }
@@ -102,34 +114,62 @@ public final class ReplicaBatch {
         return ops;
     }
 
-    /** The answer body: {@code results} as {@link dev.kvlab.storage.LocalStore#batch} gave them for {@code ops}. */
-    public static byte[] encodeAnswers(List<StoreOp> ops, List<Optional<Record>> results) {
-        return encodeAnswers(ops, results, false);
+    /** The answer body: the outcome of each call, as {@link dev.kvlab.storage.LocalStore#batch} gave them. */
+    public static byte[] encodeAnswers(List<Outcome> outcomes) {
+        return encodeAnswers(outcomes, false);
     }
 
     /** The answers as one frame of a batch stream ({@link BatchFrames}): their length, then the answers. */
-    public static byte[] frameAnswers(List<StoreOp> ops, List<Optional<Record>> results) {
-        return encodeAnswers(ops, results, true);
+    public static byte[] frameAnswers(List<Outcome> outcomes) {
+        return encodeAnswers(outcomes, true);
     }
 
-    private static byte[] encodeAnswers(List<StoreOp> ops, List<Optional<Record>> results, boolean framed) {
+    private static byte[] encodeAnswers(List<Outcome> outcomes, boolean framed) {
         int size = 0;
-        for (Optional<Record> result : results) {
-            size += 1 + result.map(record -> 4 + record.encoded().length).orElse(0);
+        List<byte[]> messages = new ArrayList<>(0);
+        for (Outcome outcome : outcomes) {
+            size += 1 + switch (outcome) {
+                case Outcome.Found found -> 4 + found.record().encoded().length;
+                case Outcome.Failed failed -> {
+                    byte[] message = messageOf(failed.error());
+                    messages.add(message);
+                    yield 3 + message.length;
+                }
+                default -> 0;
+            };
         }
         ByteBuffer out = allocate(size, framed);
-        for (int i = 0; i < ops.size(); i++) {
-            Optional<Record> result = results.get(i);
-            if (ops.get(i) instanceof StoreOp.Write) {
-                out.put(DONE);
-            } else if (result.isPresent()) {
-                byte[] record = result.get().encoded();
-                out.put(FOUND).putInt(record.length).put(record);
-            } else {
-                out.put(ABSENT);
+        int refused = 0;
+        for (Outcome outcome : outcomes) {
+            switch (outcome) {
+                case Outcome.Done done -> out.put(DONE);
+                case Outcome.Absent absent -> out.put(ABSENT);
+                case Outcome.Found found -> {
+                    byte[] record = found.record().encoded();
+                    out.put(FOUND).putInt(record.length).put(record);
+                }
+                case Outcome.Failed failed -> {
+                    byte[] message = messages.get(refused++);
+                    out.put(REFUSED).put((byte) reasonOf(failed.error()).ordinal()).putShort((short) message.length).put(message);
+                }
             }
         }
         return out.array();
+    }
+
+    /** Why a call failed, as the caller learns it. */
+    static ReplicaRefusedException.Reason reasonOf(RuntimeException error) {
+        return switch (error) {
+            case VersionTooFarAheadException e -> ReplicaRefusedException.Reason.VERSION_AHEAD;
+            case RejectedExecutionException e -> ReplicaRefusedException.Reason.OVERLOADED;
+            default -> ReplicaRefusedException.Reason.FAILED;
+        };
+    }
+
+    private static byte[] messageOf(RuntimeException error) {
+        String text = error.getMessage() == null ? error.getClass().getSimpleName() : error.getMessage();
+        byte[] message = text.getBytes(StandardCharsets.UTF_8);
+        return message.length <= MAX_MESSAGE_BYTES ? message : Arrays.copyOf(message, MAX_MESSAGE_BYTES);
     }
 
     /** A buffer for a body of {@code size} bytes, with room for the frame's length in front when framed (written already). */
@@ -141,30 +181,54 @@ public final class ReplicaBatch {
     }
 
     /**
-     * The answers to {@code ops}, in order: a read's record or empty, empty for a write.
+     * The outcomes of {@code ops} on {@code node}, in order; a refused call's is a failure with
+     * {@link ReplicaRefusedException}.
      *
      * @throws IllegalStateException when the body does not answer exactly these calls
      */
-    static List<Optional<Record>> decodeAnswers(ByteBuffer body, List<StoreOp> ops, long maxValueLength) {
-        List<Optional<Record>> results = new ArrayList<>(ops.size());
+    static List<Outcome> decodeAnswers(ByteBuffer body, List<StoreOp> ops, long maxValueLength, String node) {
+        List<Outcome> outcomes = new ArrayList<>(ops.size());
         try {
             for (StoreOp op : ops) {
                 byte kind = body.get();
                 boolean write = op instanceof StoreOp.Write;
-                if (write ? kind != DONE : kind != FOUND && kind != ABSENT) {
-                    throw new IllegalStateException("answer " + results.size() + " of the batch has kind " + kind + " for a " + (write ? "write" : "read"));
-                }
-                results.add(kind == FOUND
-                        ? Optional.of(record(body, maxValueLength))
-                        : Optional.empty());
+                outcomes.add(switch (kind) {
+                    case DONE -> expect(write, kind, outcomes.size(), Outcome.DONE);
+                    case FOUND -> expect(!write, kind, outcomes.size(), new Outcome.Found(record(body, maxValueLength)));
+                    case ABSENT -> expect(!write, kind, outcomes.size(), Outcome.ABSENT);
+                    case REFUSED -> new Outcome.Failed(refusal(body, node));
+                    default -> throw new IllegalStateException("answer " + outcomes.size() + " of the batch has unknown kind " + kind);
+                });
             }
         } catch (BufferUnderflowException | IllegalArgumentException e) {
-            throw new IllegalStateException("the batch's answer is cut short or corrupt at answer " + results.size(), e);
+            throw new IllegalStateException("the batch's answer is cut short or corrupt at answer " + outcomes.size(), e);
         }
         if (body.hasRemaining()) {
             throw new IllegalStateException("the batch's answer has more answers than calls");
         }
-        return results;
+        return outcomes;
+    }
+
+    private static Outcome expect(boolean fits, byte kind, int index, Outcome outcome) {
+        if (!fits) {
+            throw new IllegalStateException("answer " + index + " of the batch has kind " + kind + ", which does not answer its call");
+        }
+        return outcome;
+    }
+
+    private static ReplicaRefusedException refusal(ByteBuffer body, String node) {
+        int reason = body.get();
+        ReplicaRefusedException.Reason[] reasons = ReplicaRefusedException.Reason.values();
+        if (reason < 0 || reason >= reasons.length) {
+            throw new IllegalArgumentException("a refusal of unknown reason " + reason);
+        }
+        int length = Short.toUnsignedInt(body.getShort());
+        if (length > MAX_MESSAGE_BYTES) {
+            throw new IllegalArgumentException("a refusal message of " + length + " bytes");
+        }
+        byte[] message = new byte[length];
+        body.get(message);
+        return new ReplicaRefusedException(node, reasons[reason], new String(message, StandardCharsets.UTF_8));
     }
 
     private static Record record(ByteBuffer body, long maxValueLength) {

@@ -11,16 +11,21 @@ import dev.kvlab.http.RequestParameters;
 import dev.kvlab.http.ValueReader;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.ReplicationProperties;
+import dev.kvlab.replication.VersionTooFarAheadException;
 import dev.kvlab.storage.LocalStore;
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import dev.kvlab.storage.Version;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.function.BiFunction;
 import org.springframework.core.io.buffer.NettyDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.util.unit.DataSize;
@@ -40,16 +45,18 @@ final class ReplicaHandler {
 
     private final LocalStore store;
     private final HybridLogicalClock clock;
+    private final PeerAuthentication authentication;
     private final DataSize maxValueSize;
     private final ValueReader values;
     private final ReplicationProperties.Batch batchLimits;
     private final long maxBatchBytes;
     private final Sinks.Empty<Void> stopping = Sinks.empty();
 
-    ReplicaHandler(LocalStore store, HybridLogicalClock clock, DataSize maxValueSize, BodyBudget bodies,
-                   ReplicationProperties.Batch batchLimits) {
+    ReplicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, DataSize maxValueSize,
+                   BodyBudget bodies, ReplicationProperties.Batch batchLimits) {
         this.store = store;
         this.clock = clock;
+        this.authentication = authentication;
         this.maxValueSize = maxValueSize;
         this.values = new ValueReader(maxValueSize, bodies);
         this.batchLimits = batchLimits;
@@ -58,15 +65,34 @@ final class ReplicaHandler {
                 ReplicaBatch.largestCallBytes(RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes()));
     }
 
-    /** Adds the protocol's routes, the records stream included. */
+    /** Adds the protocol's routes, the records stream included; each takes signed calls only. */
     HttpServerRoutes addTo(HttpServerRoutes routes) {
         return routes
-                .post(ReplicaProtocol.BATCH_PATH, HttpErrors.answered(this::batch))
-                .post(ReplicaProtocol.STREAM_PATH, HttpErrors.answered(this::stream))
-                .get(ReplicaProtocol.RECORD_PATH, HttpErrors.answered(this::read))
-                .put(ReplicaProtocol.RECORD_PATH, HttpErrors.answered(this::write))
-                .delete(ReplicaProtocol.RECORD_PATH, HttpErrors.answered(this::delete))
-                .get(ReplicaProtocol.RECORDS_PATH, HttpErrors.answered(this::records));
+                .post(ReplicaProtocol.BATCH_PATH, peersOnly(this::batch))
+                .post(ReplicaProtocol.STREAM_PATH, peersOnly(this::stream))
+                .get(ReplicaProtocol.RECORD_PATH, peersOnly(this::read))
+                .put(ReplicaProtocol.RECORD_PATH, peersOnly(this::write))
+                .delete(ReplicaProtocol.RECORD_PATH, peersOnly(this::delete))
+                .get(ReplicaProtocol.RECORDS_PATH, peersOnly(this::records));
+    }
+
+    /**
+     * {@code handler} for calls signed with the cluster's secret ({@link PeerAuthentication}); any
+     * other call gets 401 before a byte of its body is read, and the connection closes.
+     */
+    private BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> peersOnly(
+            BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
+        BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> answered = HttpErrors.answered(handler);
+        return (request, response) -> {
+            HttpHeaders headers = request.requestHeaders();
+            String refusal = authentication.refusal(request.method().name(), request.uri(),
+                    headers.get(ReplicaProtocol.VERSION_HEADER), headers.get(HttpHeaderNames.AUTHORIZATION));
+            if (refusal != null) {
+                response.header(HttpHeaderNames.WWW_AUTHENTICATE, PeerAuthentication.SCHEME);
+                return NettyResponses.closing(response, HttpResponseStatus.UNAUTHORIZED, refusal);
+            }
+            return answered.apply(request, response);
+        };
     }
 
     private Mono<Void> read(HttpServerRequest request, HttpServerResponse response) {
@@ -104,7 +130,8 @@ final class ReplicaHandler {
         return request.receive().aggregate()
                 .map(body -> ops(body.nioBuffer()))
                 .switchIfEmpty(Mono.error(() -> new BadRequestException("the batch has no calls")))
-                .flatMap(ops -> store.batch(ops).map(results -> ReplicaBatch.encodeAnswers(ops, results)))
+                .flatMap(this::run)
+                .map(ReplicaBatch::encodeAnswers)
                 .flatMap(answers -> response.status(HttpResponseStatus.OK)
                         .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
                         .send(Mono.just(Unpooled.wrappedBuffer(answers)))
@@ -124,10 +151,7 @@ final class ReplicaHandler {
                 .map(buffer -> frames.decode(buffer.nioBuffer()))
                 .concatMapIterable(bodies -> bodies, 1)
                 .takeUntilOther(stopping.asMono())
-                .concatMap(body -> {
-                    List<StoreOp> ops = ops(ByteBuffer.wrap(body));
-                    return store.batch(ops).map(results -> Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(ops, results)));
-                }, 1);
+                .concatMap(body -> run(ops(ByteBuffer.wrap(body))).map(outcomes -> Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(outcomes))), 1);
         // The status waits for the first answer, so a bad first frame still gets its 400; a bad
         // frame later closes the connection, which fails the coordinator's stream.
         return answers.switchOnFirst((first, all) -> first.hasError()
@@ -158,20 +182,44 @@ final class ReplicaHandler {
         stopping.tryEmitEmpty();
     }
 
-    /** A batch's calls; a write's version also moves this node's clock past it. */
+    /** A batch's calls. */
     private List<StoreOp> ops(ByteBuffer body) {
-        List<StoreOp> ops;
         try {
-            ops = ReplicaBatch.decodeCalls(body, batchLimits.maxCalls(), RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes());
+            return ReplicaBatch.decodeCalls(body, batchLimits.maxCalls(), RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes());
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("bad batch: " + e.getMessage());
         }
-        for (StoreOp op : ops) {
-            if (op instanceof StoreOp.Write write) {
-                clock.observe(write.record().version());
+    }
+
+    /**
+     * The outcome of each call: a write whose version this node's clock does not admit
+     * ({@link HybridLogicalClock#admit}) is refused alone, the rest run in one storage task.
+     */
+    private Mono<List<Outcome>> run(List<StoreOp> ops) {
+        Outcome[] refused = new Outcome[ops.size()];
+        List<StoreOp> admitted = new ArrayList<>(ops.size());
+        for (int i = 0; i < ops.size(); i++) {
+            try {
+                if (ops.get(i) instanceof StoreOp.Write write) {
+                    clock.admit(write.record().version());
+                }
+                admitted.add(ops.get(i));
+            } catch (VersionTooFarAheadException e) {
+                refused[i] = new Outcome.Failed(e);
             }
         }
-        return ops;
+        if (admitted.size() == ops.size()) {
+            return store.batch(ops);
+        }
+        Mono<List<Outcome>> stored = admitted.isEmpty() ? Mono.just(List.of()) : store.batch(admitted);
+        return stored.map(outcomes -> {
+            List<Outcome> all = new ArrayList<>(ops.size());
+            int next = 0;
+            for (Outcome outcome : refused) {
+                all.add(outcome != null ? outcome : outcomes.get(next++));
+            }
+            return all;
+        });
     }
 
     private Mono<Void> write(HttpServerRequest request, HttpServerResponse response) {
@@ -200,18 +248,19 @@ final class ReplicaHandler {
         return RequestParameters.requiredKey(QueryParameters.ofTarget(request.uri()), "id");
     }
 
-    /** The coordinator's version; also moves this node's clock past it. */
+    /** The coordinator's version, if this node's clock admits it ({@link HybridLogicalClock#admit}). */
     private Version version(HttpServerRequest request) {
         String header = request.requestHeaders().get(ReplicaProtocol.VERSION_HEADER);
         if (header == null) {
             throw new BadRequestException("a replica write needs the " + ReplicaProtocol.VERSION_HEADER + " header");
         }
+        Version version;
         try {
-            Version version = Version.parse(header);
-            clock.observe(version);
-            return version;
+            version = Version.parse(header);
         } catch (IllegalArgumentException e) {
             throw new BadRequestException(e.getMessage());
         }
+        clock.admit(version);
+        return version;
     }
 }

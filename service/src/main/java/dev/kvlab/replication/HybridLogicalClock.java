@@ -1,6 +1,7 @@
 package dev.kvlab.replication;
 
 import dev.kvlab.storage.Version;
+import java.nio.charset.StandardCharsets;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
@@ -10,6 +11,11 @@ import java.util.function.LongSupplier;
  * grows instead), and moves past every version this node has seen from others ({@link #observe}),
  * so a write that follows another in real time through this node also gets the larger version even
  * when the clocks of the nodes disagree.
+ *
+ * <p>A version more than {@code maxSkewMillis} ahead of this node's wall clock is not taken in: it
+ * comes from a clock further off than the cluster tolerates, or from a forger, and adopting it would
+ * drag every later version of this node (and of the nodes that see them) into the future.
+ * Replicas refuse to store such versions ({@link #admit}).
  */
 public final class HybridLogicalClock {
 
@@ -17,15 +23,13 @@ public final class HybridLogicalClock {
 
     private final int node;
     private final LongSupplier wallMillis;
+    private final long maxSkewMillis;
     private final AtomicLong last = new AtomicLong();
 
-    public HybridLogicalClock(int node, LongSupplier wallMillis) {
+    public HybridLogicalClock(int node, LongSupplier wallMillis, long maxSkewMillis) {
         this.node = node;
         this.wallMillis = wallMillis;
-    }
-
-    public HybridLogicalClock(int node) {
-        this(node, System::currentTimeMillis);
+        this.maxSkewMillis = maxSkewMillis;
     }
 
     /** A version newer than every version this clock has issued or observed. */
@@ -34,9 +38,31 @@ public final class HybridLogicalClock {
         return new Version(last.updateAndGet(previous -> Math.max(previous + 1, physical)), node);
     }
 
-    /** Remembers a version seen elsewhere, so later versions from this clock are newer. */
+    /** Remembers a version seen elsewhere, so later versions from this clock are newer; ignores one too far ahead. */
     public void observe(Version seen) {
-        last.accumulateAndGet(seen.timestamp(), Math::max);
+        if (aheadMillis(seen) <= maxSkewMillis) {
+            last.accumulateAndGet(seen.timestamp(), Math::max);
+        }
+    }
+
+    /** How far the version's wall-clock part is ahead of this node's clock, in milliseconds (negative: behind). */
+    public long aheadMillis(Version version) {
+        return (version.timestamp() >>> COUNTER_BITS) - wallMillis.getAsLong();
+    }
+
+    /**
+     * Takes in the version of a write this replica is asked to store, or refuses it: a version
+     * further ahead of this node's clock than the cluster tolerates would outlive every write made
+     * after it, for as long as it is ahead.
+     *
+     * @throws VersionTooFarAheadException for such a version
+     */
+    public void admit(Version version) {
+        long ahead = aheadMillis(version);
+        if (ahead > maxSkewMillis) {
+            throw new VersionTooFarAheadException(version, ahead, maxSkewMillis);
+        }
+        last.accumulateAndGet(version.timestamp(), Math::max);
     }
 
     public int node() {
@@ -46,7 +72,7 @@ public final class HybridLogicalClock {
     /** A stable node id from the node's name, the same on every start (FNV-1a). */
     public static int nodeIdOf(String nodeName) {
         int hash = 0x811c9dc5;
-        for (byte b : nodeName.getBytes(java.nio.charset.StandardCharsets.UTF_8)) {
+        for (byte b : nodeName.getBytes(StandardCharsets.UTF_8)) {
             hash = (hash ^ (b & 0xff)) * 0x01000193;
         }
         return hash;

@@ -2,7 +2,6 @@ package dev.kvlab.storage;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -44,32 +43,51 @@ public final class LocalStore implements AutoCloseable {
 
     /**
      * Runs the calls in order, all in one task of the storage executor (one thread hop for the
-     * lot): each read's record, or empty when the key was never written here; empty for a write.
-     * Writes next to each other go to RocksDB as one write; a read sees every write before it.
+     * lot), and gives each call's outcome. Writes next to each other go to RocksDB as one write and
+     * succeed or fail together; a read sees every write before it, and fails alone.
      */
-    public Mono<List<Optional<Record>>> batch(List<StoreOp> ops) {
+    public Mono<List<Outcome>> batch(List<StoreOp> ops) {
         return Mono.fromCallable(() -> {
-            List<Optional<Record>> results = new ArrayList<>(ops.size());
-            List<StoreOp.Write> run = new ArrayList<>();
-            for (StoreOp op : ops) {
-                if (op instanceof StoreOp.Write write) {
-                    run.add(write);
-                    results.add(Optional.empty());
-                    continue;
+            Outcome[] outcomes = new Outcome[ops.size()];
+            int runStart = 0;
+            for (int i = 0; i < ops.size(); i++) {
+                if (ops.get(i) instanceof StoreOp.Read read) {
+                    writeRun(ops, runStart, i, outcomes);
+                    runStart = i + 1;
+                    outcomes[i] = read(read.key());
                 }
-                writeAll(run);
-                results.add(Optional.ofNullable(store.get(op.key())));
             }
-            writeAll(run);
-            return results;
+            writeRun(ops, runStart, ops.size(), outcomes);
+            return List.of(outcomes);
         }).subscribeOn(executor.scheduler());
     }
 
-    /** Writes the run and empties it. */
-    private void writeAll(List<StoreOp.Write> run) {
-        if (!run.isEmpty()) {
+    /** Writes {@code ops[from, to)}, all writes, as one RocksDB write, and records their outcome. */
+    private void writeRun(List<StoreOp> ops, int from, int to, Outcome[] outcomes) {
+        if (from == to) {
+            return;
+        }
+        List<StoreOp.Write> run = new ArrayList<>(to - from);
+        for (int i = from; i < to; i++) {
+            run.add((StoreOp.Write) ops.get(i));
+        }
+        Outcome outcome;
+        try {
             store.writeAll(run);
-            run.clear();
+            outcome = Outcome.DONE;
+        } catch (RuntimeException e) {
+            outcome = new Outcome.Failed(e);
+        }
+        for (int i = from; i < to; i++) {
+            outcomes[i] = outcome;
+        }
+    }
+
+    private Outcome read(byte[] key) {
+        try {
+            return Outcome.ofRead(store.get(key));
+        } catch (RuntimeException e) {
+            return new Outcome.Failed(e);
         }
     }
 

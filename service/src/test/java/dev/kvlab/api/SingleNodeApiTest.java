@@ -75,6 +75,17 @@ class SingleNodeApiTest {
     }
 
     @Test
+    void aNodeOutsideAnyClusterTakesNoReplicaCalls() {
+        HttpResponse<byte[]> forged = client.send("PUT", "/internal/v1/record?id=k1", BodyPublishers.ofString("evil"),
+                "X-Kvlab-Version", "9223372036854775807.2147483647");
+
+        assertThat(forged.statusCode()).isEqualTo(401);
+        assertThat(text(forged)).contains("not part of a cluster");
+        assertThat(client.put("k1", "mine").statusCode()).isEqualTo(201);
+        assertThat(text(client.get("k1"))).isEqualTo("mine");
+    }
+
+    @Test
     void putCreatesAndGetReturnsTheValue() {
         assertThat(client.put("greeting", "hello").statusCode()).isEqualTo(201);
 

@@ -50,10 +50,10 @@ class BatchFramesTest {
     @Test
     void batchesAreFramedAsTheirLengthThenTheirBody() {
         List<dev.kvlab.storage.StoreOp> ops = List.of(new dev.kvlab.storage.StoreOp.Read("k".getBytes(StandardCharsets.UTF_8)));
-        List<java.util.Optional<dev.kvlab.storage.Record>> results = List.of(java.util.Optional.empty());
+        List<dev.kvlab.storage.Outcome> results = List.of(dev.kvlab.storage.Outcome.ABSENT);
 
         assertThat(ReplicaBatch.frameCalls(ops)).isEqualTo(frame(ReplicaBatch.encodeCalls(ops)));
-        assertThat(ReplicaBatch.frameAnswers(ops, results)).isEqualTo(frame(ReplicaBatch.encodeAnswers(ops, results)));
+        assertThat(ReplicaBatch.frameAnswers(results)).isEqualTo(frame(ReplicaBatch.encodeAnswers(results)));
     }
 
     private static byte[] frame(byte[] body) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvlab.replication.ReplicaException;
 import dev.kvlab.replication.ReplicationProperties;
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import java.nio.charset.StandardCharsets;
@@ -20,12 +21,12 @@ class PeerBatcherTest {
 
     /** A peer that keeps every batch until the test answers it. */
     private final List<List<StoreOp>> sent = new ArrayList<>();
-    private final List<Sinks.One<List<Optional<Record>>>> answers = new ArrayList<>();
+    private final List<Sinks.One<List<Outcome>>> answers = new ArrayList<>();
     private final List<Integer> sentSizes = new ArrayList<>();
 
     private PeerBatcher batcher(int maxInFlight, int maxCalls, DataSize maxBytes, int maxQueued) {
         return new PeerBatcher("http://peer", ops -> {
-            Sinks.One<List<Optional<Record>>> answer = Sinks.one();
+            Sinks.One<List<Outcome>> answer = Sinks.one();
             sent.add(ops);
             answers.add(answer);
             return answer.asMono();
@@ -136,9 +137,10 @@ class PeerBatcherTest {
         assertThat(batcher.queued()).isEqualTo(1);
     }
 
+    /** Answers the batch's calls: a read's record or empty (absent). */
     @SafeVarargs
     private void answer(int batch, Optional<Record>... results) {
-        answers.get(batch).tryEmitValue(List.of(results));
+        answers.get(batch).tryEmitValue(java.util.Arrays.stream(results).map(found -> Outcome.ofRead(found.orElse(null))).toList());
     }
 
     private static StoreOp read(String key) {

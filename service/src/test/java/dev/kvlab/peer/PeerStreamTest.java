@@ -2,6 +2,7 @@ package dev.kvlab.peer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import dev.kvlab.storage.Version;
@@ -13,7 +14,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
@@ -51,7 +51,7 @@ class PeerStreamTest {
 
         for (int i = 0; i < 5; i++) {
             StepVerifier.create(stream.send(List.of(write("k" + i), new StoreOp.Read(bytes("k" + i)))))
-                    .assertNext(answers -> assertThat(answers).hasSize(2).allMatch(Optional::isEmpty))
+                    .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE, Outcome.ABSENT))
                     .verifyComplete();
         }
         assertThat(streamsOpened).as("one stream for every batch").hasValue(1);
@@ -66,7 +66,7 @@ class PeerStreamTest {
                 .expectError(TimeoutException.class)
                 .verify(Duration.ofSeconds(5));
         StepVerifier.create(stream.send(List.of(write("next"))).timeout(TIMEOUT))
-                .assertNext(answers -> assertThat(answers).containsExactly(Optional.empty()))
+                .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE))
                 .verifyComplete();
         assertThat(streamsOpened).hasValue(2);
     }
@@ -77,11 +77,11 @@ class PeerStreamTest {
         PeerStream stream = streamTo(startPeer());
 
         StepVerifier.create(stream.send(List.of(write("first"))).timeout(TIMEOUT))
-                .assertNext(answers -> assertThat(answers).containsExactly(Optional.empty()))
+                .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE))
                 .verifyComplete();
         // The peer ended stream 1 after its first answer: the next batch goes on stream 2.
         StepVerifier.create(Mono.delay(Duration.ofMillis(100)).then(stream.send(List.of(write("second")))).timeout(TIMEOUT))
-                .assertNext(answers -> assertThat(answers).containsExactly(Optional.empty()))
+                .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE))
                 .verifyComplete();
         assertThat(streamsOpened).hasValue(2);
     }
@@ -111,8 +111,8 @@ class PeerStreamTest {
                 .concatMapIterable(frames -> frames)
                 .map(frame -> {
                     List<StoreOp> ops = ReplicaBatch.decodeCalls(ByteBuffer.wrap(frame), 64, 1024, 1024);
-                    List<Optional<Record>> results = ops.stream().map(op -> Optional.<Record>empty()).toList();
-                    return Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(ops, results));
+                    List<Outcome> results = ops.stream().map(op -> op instanceof StoreOp.Write ? Outcome.DONE : Outcome.ABSENT).toList();
+                    return Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(results));
                 });
         if (silentStreams.contains(number)) {
             return request.receive().then(Mono.never());

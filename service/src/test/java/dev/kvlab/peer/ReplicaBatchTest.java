@@ -3,6 +3,9 @@ package dev.kvlab.peer;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvlab.replication.ReplicaRefusedException;
+import dev.kvlab.replication.VersionTooFarAheadException;
+import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import dev.kvlab.storage.Version;
@@ -10,7 +13,7 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.Test;
 
 class ReplicaBatchTest {
@@ -38,14 +41,35 @@ class ReplicaBatchTest {
     void answersTravelInCallOrder() {
         List<StoreOp> ops = List.of(new StoreOp.Read(bytes("found")), new StoreOp.Write(bytes("w"), VALUE),
                 new StoreOp.Read(bytes("absent")), new StoreOp.Read(bytes("deleted")));
-        List<Optional<Record>> results = List.of(Optional.of(VALUE), Optional.empty(), Optional.empty(), Optional.of(TOMBSTONE));
+        List<Outcome> results = List.of(new Outcome.Found(VALUE), Outcome.DONE, Outcome.ABSENT, new Outcome.Found(TOMBSTONE));
 
-        List<Optional<Record>> decoded = ReplicaBatch.decodeAnswers(ByteBuffer.wrap(ReplicaBatch.encodeAnswers(ops, results)), ops, 1 << 20);
+        List<Outcome> decoded = decodeAnswers(ReplicaBatch.encodeAnswers(results), ops);
 
-        assertThat(decoded.get(0)).hasValueSatisfying(record -> assertThat(record.encoded()).isEqualTo(VALUE.encoded()));
-        assertThat(decoded.get(1)).isEmpty();
-        assertThat(decoded.get(2)).isEmpty();
-        assertThat(decoded.get(3)).hasValueSatisfying(record -> assertThat(record.isTombstone()).isTrue());
+        assertThat(((Outcome.Found) decoded.get(0)).record().encoded()).isEqualTo(VALUE.encoded());
+        assertThat(decoded.get(1)).isEqualTo(Outcome.DONE);
+        assertThat(decoded.get(2)).isEqualTo(Outcome.ABSENT);
+        assertThat(((Outcome.Found) decoded.get(3)).record().isTombstone()).isTrue();
+    }
+
+    @Test
+    void aRefusedCallFailsAloneWithTheReplicasReasonAndWords() {
+        List<StoreOp> ops = List.of(new StoreOp.Write(bytes("ahead"), VALUE), new StoreOp.Read(bytes("r")),
+                new StoreOp.Write(bytes("busy"), VALUE), new StoreOp.Write(bytes("broken"), VALUE));
+        List<Outcome> results = List.of(
+                new Outcome.Failed(new VersionTooFarAheadException(VALUE.version(), 120_000, 60_000)),
+                new Outcome.Found(VALUE),
+                new Outcome.Failed(new RejectedExecutionException("4096 calls wait")),
+                new Outcome.Failed(new IllegalStateException("x".repeat(5000))));
+
+        List<Outcome> decoded = decodeAnswers(ReplicaBatch.encodeAnswers(results), ops);
+
+        assertThat(refusal(decoded.get(0)).reason()).isEqualTo(ReplicaRefusedException.Reason.VERSION_AHEAD);
+        assertThat(refusal(decoded.get(0))).hasMessage("replica http://peer refused the call: version " + VALUE.version()
+                + " is 120000 ms ahead of this node's clock; at most 60000 ms are tolerated (kvlab.cluster.max-clock-skew)");
+        assertThat(decoded.get(1)).isInstanceOf(Outcome.Found.class);
+        assertThat(refusal(decoded.get(2)).reason()).isEqualTo(ReplicaRefusedException.Reason.OVERLOADED);
+        assertThat(refusal(decoded.get(3)).reason()).isEqualTo(ReplicaRefusedException.Reason.FAILED);
+        assertThat(refusal(decoded.get(3)).getMessage()).as("a long message is cut").hasSizeLessThan(1100);
     }
 
     @Test
@@ -67,13 +91,23 @@ class ReplicaBatchTest {
     @Test
     void anAnswerThatDoesNotMatchTheCallsIsAnError() {
         List<StoreOp> reads = List.of(new StoreOp.Read(bytes("a")), new StoreOp.Read(bytes("b")));
-        byte[] one = ReplicaBatch.encodeAnswers(reads.subList(0, 1), List.of(Optional.empty()));
-        byte[] three = ReplicaBatch.encodeAnswers(List.of(reads.get(0), reads.get(0), reads.get(0)), List.of(Optional.empty(), Optional.empty(), Optional.empty()));
+        byte[] one = ReplicaBatch.encodeAnswers(List.of(Outcome.ABSENT));
+        byte[] three = ReplicaBatch.encodeAnswers(List.of(Outcome.ABSENT, Outcome.ABSENT, Outcome.ABSENT));
 
-        assertThatThrownBy(() -> ReplicaBatch.decodeAnswers(ByteBuffer.wrap(one), reads, 1 << 20)).hasMessageContaining("cut short");
-        assertThatThrownBy(() -> ReplicaBatch.decodeAnswers(ByteBuffer.wrap(three), reads, 1 << 20)).hasMessageContaining("more answers than calls");
-        assertThatThrownBy(() -> ReplicaBatch.decodeAnswers(ByteBuffer.wrap(new byte[] {ReplicaBatch.DONE, ReplicaBatch.DONE}), reads, 1 << 20))
-                .hasMessageContaining("answer 0 of the batch has kind 0 for a read");
+        assertThatThrownBy(() -> decodeAnswers(one, reads)).hasMessageContaining("cut short");
+        assertThatThrownBy(() -> decodeAnswers(three, reads)).hasMessageContaining("more answers than calls");
+        assertThatThrownBy(() -> decodeAnswers(new byte[] {ReplicaBatch.DONE, ReplicaBatch.DONE}, reads))
+                .hasMessageContaining("answer 0 of the batch has kind 0, which does not answer its call");
+        assertThatThrownBy(() -> decodeAnswers(new byte[] {ReplicaBatch.REFUSED, 9, 0, 0, ReplicaBatch.ABSENT}, reads))
+                .hasMessageContaining("cut short or corrupt at answer 0");
+    }
+
+    private static List<Outcome> decodeAnswers(byte[] body, List<StoreOp> ops) {
+        return ReplicaBatch.decodeAnswers(ByteBuffer.wrap(body), ops, 1 << 20, "http://peer");
+    }
+
+    private static ReplicaRefusedException refusal(Outcome outcome) {
+        return (ReplicaRefusedException) ((Outcome.Failed) outcome).error();
     }
 
     private static List<StoreOp> decode(byte[] body, int maxCalls) {

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvlab.testing.InProcessCluster;
 import dev.kvlab.testing.KvClient;
 import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpResponse;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -31,7 +32,7 @@ class ReplicaPortTest {
 
         assertThat(text(cluster.client(1).get("replica-port", "3/3"))).isEqualTo("v");
         assertThat(cluster.holders("replica-port")).containsExactly(0, 1, 2);
-        assertThat(text(new KvClient(cluster.replicaUrl(2)).internalRecord("replica-port"))).isEqualTo("v");
+        assertThat(text(KvClient.signing(cluster.replicaUrl(2), cluster.secret()).internalRecord("replica-port"))).isEqualTo("v");
     }
 
     @Test
@@ -41,6 +42,18 @@ class ReplicaPortTest {
         assertThat(client.internalRecord("anything").statusCode()).isEqualTo(404);
         assertThat(client.send("PUT", "/internal/v1/record?id=x", BodyPublishers.ofString("v")).statusCode()).isEqualTo(404);
         assertThat(client.send("GET", "/internal/v1/records?start=a", BodyPublishers.noBody()).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void anUnsignedCallOnTheReplicaPortGets401AndChangesNothing() {
+        KvClient anyone = new KvClient(cluster.replicaUrl(0));
+
+        HttpResponse<byte[]> forged = anyone.send("PUT", "/internal/v1/record?id=forged", BodyPublishers.ofString("evil"),
+                ReplicaProtocol.VERSION_HEADER, ReplicaEndpointsTest.FAR_FUTURE);
+
+        assertThat(forged.statusCode()).isEqualTo(401);
+        assertThat(text(forged)).contains("must be signed with the cluster's secret");
+        assertThat(cluster.holders("forged")).isEmpty();
     }
 
     @Test

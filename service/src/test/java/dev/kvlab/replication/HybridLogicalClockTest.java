@@ -1,6 +1,7 @@
 package dev.kvlab.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvlab.storage.Version;
 import java.util.concurrent.atomic.AtomicLong;
@@ -9,7 +10,7 @@ import org.junit.jupiter.api.Test;
 class HybridLogicalClockTest {
 
     final AtomicLong wall = new AtomicLong(1_000);
-    final HybridLogicalClock clock = new HybridLogicalClock(7, wall::get);
+    final HybridLogicalClock clock = new HybridLogicalClock(7, wall::get, 60_000);
 
     @Test
     void versionsFollowTheWallClock() {
@@ -35,11 +36,26 @@ class HybridLogicalClockTest {
 
     @Test
     void aVersionSeenFromAFastClockIsOvertaken() {
-        Version fromTheFuture = new Version(90_000L << 16, 3);
+        Version fromTheFuture = new Version(50_000L << 16, 3);
 
         clock.observe(fromTheFuture);
 
         assertThat(clock.now().isNewerThan(fromTheFuture)).isTrue();
+    }
+
+    @Test
+    void aVersionFurtherAheadThanTheToleratedSkewIsNeitherTakenInNorAdmitted() {
+        Version tooFar = new Version((1_000L + 60_001) << 16, 3);
+        Version atTheEdge = new Version((1_000L + 60_000) << 16, 3);
+
+        clock.observe(tooFar);
+        assertThat(clock.now().timestamp() >> 16).as("the clock did not jump").isEqualTo(1_000);
+        assertThatThrownBy(() -> clock.admit(tooFar))
+                .isInstanceOf(VersionTooFarAheadException.class)
+                .hasMessageContaining("60001 ms ahead of this node's clock; at most 60000 ms are tolerated");
+
+        clock.admit(atTheEdge);
+        assertThat(clock.now().isNewerThan(atTheEdge)).isTrue();
     }
 
     @Test

@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
@@ -161,12 +160,12 @@ class LocalStoreTest {
                 new StoreOp.Read(bytes("k")),
                 new StoreOp.Read(bytes("absent")));
 
-        List<Optional<Record>> results = store.batch(ops).block(Duration.ofSeconds(5));
+        List<Outcome> results = store.batch(ops).block(Duration.ofSeconds(5));
 
-        assertThat(results.get(0).map(TestStores::text)).contains("old");
-        assertThat(results.subList(1, 4)).allMatch(Optional::isEmpty);
-        assertThat(results.get(4).map(TestStores::text)).contains("newest");
-        assertThat(results.get(5)).isEmpty();
+        assertThat(text(((Outcome.Found) results.get(0)).record())).isEqualTo("old");
+        assertThat(results.subList(1, 4)).containsOnly(Outcome.DONE);
+        assertThat(text(((Outcome.Found) results.get(4)).record())).isEqualTo("newest");
+        assertThat(results.get(5)).isEqualTo(Outcome.ABSENT);
         assertThat(text(rocks.get(bytes("other")))).isEqualTo("x");
     }
 

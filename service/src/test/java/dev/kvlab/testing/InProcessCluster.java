@@ -11,6 +11,7 @@ import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.stream.Collectors;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -28,6 +29,8 @@ public final class InProcessCluster implements AutoCloseable {
     private final Path[] dirs;
     private final ConfigurableApplicationContext[] nodes;
     private final Map<String, String> extraProperties;
+    /** The cluster's secret: the nodes sign their replica calls with it, and so do this fixture's clients. */
+    private final String secret = UUID.randomUUID().toString();
 
     private InProcessCluster(int size, boolean replicaPorts, Map<String, String> extraProperties) throws IOException {
         this.ports = new int[size];
@@ -80,8 +83,13 @@ public final class InProcessCluster implements AutoCloseable {
         return "http://127.0.0.1:" + ports[node];
     }
 
+    /** A client of node {@code node}'s client port; it signs replica calls as the nodes do. */
     public KvClient client(int node) {
-        return new KvClient(url(node));
+        return KvClient.signing(url(node), secret);
+    }
+
+    public String secret() {
+        return secret;
     }
 
     /** Where the node's replica protocol is served: its own port, or the client port. */
@@ -111,6 +119,7 @@ public final class InProcessCluster implements AutoCloseable {
         int[] nodePorts = replicaPorts != null ? replicaPorts : ports;
         properties.put("kvlab.cluster.nodes", Arrays.stream(nodePorts).mapToObj(p -> "http://127.0.0.1:" + p).collect(Collectors.joining(",")));
         properties.put("kvlab.cluster.self", replicaUrl(node));
+        properties.put("kvlab.cluster.secret", secret);
         // Event loops of the node's own, as `make up` runs them: with Reactor Netty's global loops,
         // shared by every node in this JVM, stopping one node would dispose them under the others.
         properties.put("kvlab.netty.event-loops", "1");
@@ -121,7 +130,7 @@ public final class InProcessCluster implements AutoCloseable {
     public List<Integer> holders(String key) {
         List<Integer> holders = new ArrayList<>();
         for (int i = 0; i < size(); i++) {
-            if (nodes[i] != null && new KvClient(replicaUrl(i)).internalRecord(key).statusCode() == 200) {
+            if (nodes[i] != null && KvClient.signing(replicaUrl(i), secret).internalRecord(key).statusCode() == 200) {
                 holders.add(i);
             }
         }

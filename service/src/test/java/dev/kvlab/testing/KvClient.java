@@ -1,5 +1,7 @@
 package dev.kvlab.testing;
 
+import dev.kvlab.peer.PeerAuthentication;
+import dev.kvlab.peer.ReplicaProtocol;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -10,15 +12,29 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 
-/** A small client of the kvlab API for tests: real HTTP, raw bytes, statuses as they come. */
+/**
+ * A small client of the kvlab API for tests: real HTTP, raw bytes, statuses as they come. Given the
+ * cluster's secret ({@link #signing}), it signs its replica protocol calls as a peer does.
+ */
 public final class KvClient {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private final String baseUrl;
+    private final PeerAuthentication peer;
 
     public KvClient(String baseUrl) {
+        this(baseUrl, null);
+    }
+
+    private KvClient(String baseUrl, PeerAuthentication peer) {
         this.baseUrl = baseUrl;
+        this.peer = peer;
+    }
+
+    /** A client that signs its calls under {@code /internal/} with the cluster's secret, as a node does. */
+    public static KvClient signing(String baseUrl, String secret) {
+        return new KvClient(baseUrl, new PeerAuthentication(secret.getBytes(StandardCharsets.UTF_8), System::currentTimeMillis, 60_000));
     }
 
     public static KvClient onPort(int port) {
@@ -70,6 +86,9 @@ public final class KvClient {
         if (headers.length > 0) {
             builder.headers(headers);
         }
+        if (peer != null && pathAndQuery.startsWith("/internal/")) {
+            builder.header("Authorization", peer.authorization(method, pathAndQuery, header(headers, ReplicaProtocol.VERSION_HEADER)));
+        }
         HttpRequest request = builder.build();
         try {
             return HTTP.send(request, HttpResponse.BodyHandlers.ofByteArray());
@@ -79,6 +98,15 @@ public final class KvClient {
             Thread.currentThread().interrupt();
             throw new IllegalStateException(e);
         }
+    }
+
+    private static String header(String[] headers, String name) {
+        for (int i = 0; i + 1 < headers.length; i += 2) {
+            if (headers[i].equalsIgnoreCase(name)) {
+                return headers[i + 1];
+            }
+        }
+        return null;
     }
 
     public static String entity(String id, String replicas) {

@@ -6,10 +6,12 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.UUID;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -37,8 +39,12 @@ public final class NodeProcess implements AutoCloseable {
         this.port = port;
     }
 
-    /** A static cluster of {@code size} nodes (not started) with data and logs under {@code dir}. */
-    public static List<NodeProcess> cluster(int size, Path dir, List<String> jvmOptions) {
+    /**
+     * A static cluster of {@code size} nodes (not started) with data and logs under {@code dir}, and
+     * the cluster's secret in {@code dir/cluster-secret}, as {@code make up} keeps it.
+     */
+    public static List<NodeProcess> cluster(int size, Path dir, List<String> jvmOptions) throws IOException {
+        Path secret = Files.writeString(dir.resolve("cluster-secret"), UUID.randomUUID() + "\n");
         int[] ports = new int[size];
         List<String> urls = new ArrayList<>();
         for (int i = 0; i < size; i++) {
@@ -48,7 +54,8 @@ public final class NodeProcess implements AutoCloseable {
         List<NodeProcess> nodes = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             nodes.add(new NodeProcess(dir.resolve("n" + i), dir.resolve("n" + i + ".log"), jvmOptions,
-                    List.of("--kvlab.cluster.nodes=" + String.join(",", urls), "--kvlab.cluster.self=" + urls.get(i)), ports[i]));
+                    List.of("--kvlab.cluster.nodes=" + String.join(",", urls), "--kvlab.cluster.self=" + urls.get(i),
+                            "--kvlab.cluster.secret-file=" + secret), ports[i]));
         }
         return nodes;
     }

@@ -33,12 +33,13 @@ class ThreeNodeClusterFixtureIT {
     }
 
     @Test
-    void everyNodeKnowsTheStaticTopologyAndItsSettings() {
+    void everyNodeKnowsTheStaticTopologyTheSecretAndItsSettings() {
         for (int i = 0; i < cluster.size(); i++) {
             var config = cluster.node(i).getContainerInfo().getConfig();
             assertThat(config.getEnv()).contains(
                     "KVLAB_CLUSTER_NODES=http://node-0:8080,http://node-1:8080,http://node-2:8080",
-                    "KVLAB_CLUSTER_SELF=http://node-" + i + ":8080");
+                    "KVLAB_CLUSTER_SELF=http://node-" + i + ":8080",
+                    "KVLAB_CLUSTER_SECRET=" + cluster.secret());
             assertThat(config.getCmd()).containsExactly("--kvlab.replication.timeout=5s");
         }
     }
