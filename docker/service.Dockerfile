@@ -80,7 +80,9 @@ ENV KVLAB_STORAGE_DIR=/data \
 ENV JAVA_OPTS="-XX:MaxRAMPercentage=50 -XX:+ExitOnOutOfMemoryError"
 
 VOLUME /data
-EXPOSE 8080
+# The client API (and the replica protocol unless KVLAB_REPLICATION_PORT sets a port of its own);
+# the actuator (probes, metrics) on the management port, server.port + 1000.
+EXPOSE 8080 9080
 USER kvlab
 HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
     CMD curl -fsS -o /dev/null "http://127.0.0.1:${SERVER_PORT}/v0/status" || exit 1

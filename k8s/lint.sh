@@ -76,6 +76,7 @@ rejects "the schema rejects a bad duration" --set cluster.refreshInterval=soon
 rejects "the schema rejects an unknown anti-affinity" --set podAntiAffinity=sometimes
 rejects "a grace period shorter than preStop + drain is refused" --set terminationGracePeriodSeconds=20
 rejects "the replica port must differ from the client port" --set replication.port=8080
+rejects "the management port must differ from the client port" --set service.managementPort=8080
 
 if python3 -m json.tool "$CHART/dashboards/kvlab.json" >/dev/null; then pass "dashboards/kvlab.json is JSON"; else flunk "dashboards/kvlab.json is not JSON"; fi
 

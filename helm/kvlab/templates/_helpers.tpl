@@ -111,4 +111,7 @@ The node stops within preStop + drain; the kubelet must not kill it before.
 {{- if eq (int .Values.replication.port) (int .Values.service.port) }}
 {{- fail "replication.port must differ from service.port: the replica protocol has a port of its own" }}
 {{- end }}
+{{- if or (eq (int .Values.service.managementPort) (int .Values.service.port)) (eq (int .Values.service.managementPort) (int .Values.replication.port)) }}
+{{- fail "service.managementPort must differ from service.port and replication.port: the actuator has a port of its own" }}
+{{- end }}
 {{- end }}

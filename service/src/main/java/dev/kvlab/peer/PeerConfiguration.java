@@ -71,8 +71,9 @@ public class PeerConfiguration {
     @Bean
     @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
     ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
-                                @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout) {
-        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout);
+                                @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout,
+                                @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout) {
+        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout, idleTimeout);
     }
 
     /** Replica call timeouts; a tick of 20 ms is 2 % of the default 1 s timeout. */

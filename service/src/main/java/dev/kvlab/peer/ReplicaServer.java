@@ -24,18 +24,22 @@ final class ReplicaServer implements SmartLifecycle {
     private final Function<HttpServerRoutes, HttpServerRoutes> routes;
     private final LoopResources loops;
     private final Duration drainTimeout;
+    private final Duration idleTimeout;
     private volatile DisposableServer server;
 
-    ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout) {
+    ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout,
+                  Duration idleTimeout) {
         this.port = port;
         this.routes = routes;
         this.loops = loops;
         this.drainTimeout = drainTimeout;
+        this.idleTimeout = idleTimeout;
     }
 
     @Override
     public void start() {
-        server = HttpServer.create().port(port).runOn(loops).route(routes::apply).bindNow();
+        HttpServer http = HttpServer.create().port(port).runOn(loops).route(routes::apply);
+        server = (idleTimeout != null ? http.idleTimeout(idleTimeout) : http).bindNow();
         log.info("replica protocol listening on port {}", server.port());
     }
 

@@ -17,6 +17,7 @@ import java.util.Arrays;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
@@ -30,6 +31,9 @@ class BodyBudgetApiTest {
 
     @LocalServerPort
     int port;
+
+    @LocalManagementPort
+    int managementPort;
 
     @Autowired
     BodyBudget budget;
@@ -47,7 +51,7 @@ class BodyBudgetApiTest {
             out.write(held, 0, 10);
             out.flush();
             await().atMost(Duration.ofSeconds(10)).until(() -> budget.held() == 1013);
-            assertThat(text(client.send("GET", "/actuator/prometheus", HttpRequest.BodyPublishers.noBody())))
+            assertThat(text(KvClient.onPort(managementPort).send("GET", "/actuator/prometheus", HttpRequest.BodyPublishers.noBody())))
                     .contains("kvlab_requests_bodies_held_bytes{application=\"kvlab\"} 1013.0");
 
             HttpResponse<byte[]> refused = client.put("next", next);

@@ -24,6 +24,7 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
+import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
@@ -44,6 +45,9 @@ class SingleNodeApiTest {
     @LocalServerPort
     int port;
 
+    @LocalManagementPort
+    int managementPort;
+
     KvClient client;
 
     @BeforeEach
@@ -60,18 +64,29 @@ class SingleNodeApiTest {
     }
 
     @Test
-    void probesAndPrometheusMetricsAreServed() {
+    void probesAndPrometheusMetricsAreServedOnTheManagementPort() {
         client.put("metered", "v");
         client.get("metered", "9/9");
+        KvClient management = KvClient.onPort(managementPort);
 
-        assertThat(client.send("GET", "/actuator/health/liveness", BodyPublishers.noBody()).statusCode()).isEqualTo(200);
-        assertThat(client.send("GET", "/actuator/health/readiness", BodyPublishers.noBody()).statusCode()).isEqualTo(200);
-        String metrics = text(client.send("GET", "/actuator/prometheus", BodyPublishers.noBody()));
+        assertThat(management.send("GET", "/actuator/health/liveness", BodyPublishers.noBody()).statusCode()).isEqualTo(200);
+        assertThat(management.send("GET", "/actuator/health/readiness", BodyPublishers.noBody()).statusCode()).isEqualTo(200);
+        String metrics = text(management.send("GET", "/actuator/prometheus", BodyPublishers.noBody()));
         assertThat(metrics)
                 .contains("kvlab_requests_seconds_bucket{application=\"kvlab\",operation=\"put\",status=\"201\"")
                 .contains("kvlab_requests_seconds_count{application=\"kvlab\",operation=\"get\",status=\"400\"}")
                 .contains("kvlab_rocksdb{application=\"kvlab\",property=\"estimate-num-keys\"}")
                 .contains("kvlab_cluster_nodes{application=\"kvlab\"} 1.0");
+    }
+
+    @Test
+    void theClientPortServesNoneOfTheActuator() {
+        for (String endpoint : List.of("/actuator", "/actuator/health", "/actuator/health/readiness", "/actuator/prometheus",
+                "/actuator/metrics", "/actuator/info", "/actuator/env", "/actuator/heapdump")) {
+            assertThat(client.send("GET", endpoint, BodyPublishers.noBody()).statusCode()).as(endpoint).isEqualTo(404);
+        }
+        assertThat(KvClient.onPort(managementPort).send("GET", "/actuator/env", BodyPublishers.noBody()).statusCode())
+                .as("what is not exposed is not served on the management port either").isEqualTo(404);
     }
 
     @Test

@@ -80,7 +80,7 @@ class ThreeNodeClusterTest {
                 .contains(":" + URI.create(cluster.url(1)).getPort(), ":" + URI.create(cluster.url(2)).getPort());
         assertThat(cluster.client(0).get("unreachable", "3/3").statusCode()).isEqualTo(504);
         assertThat(cluster.client(0).delete("unreachable", "2/3").statusCode()).isEqualTo(504);
-        assertThat(text(cluster.client(0).send("GET", "/actuator/prometheus", java.net.http.HttpRequest.BodyPublishers.noBody())))
+        assertThat(text(cluster.management(0).send("GET", "/actuator/prometheus", java.net.http.HttpRequest.BodyPublishers.noBody())))
                 .containsPattern("kvlab_quorum_failures_total\\{application=\"kvlab\",operation=\"put\"} [1-9]")
                 .containsPattern("kvlab_replica_failures_total\\{application=\"kvlab\",reason=\"error\"} [1-9]");
     }
@@ -132,7 +132,7 @@ class ThreeNodeClusterTest {
         awaitInternal(2, "missed-write", "new");
         awaitInternal(2, "missed-recreate", "second");
         assertThat(returned.get("missed-delete", "1/1").statusCode()).isEqualTo(404);
-        assertThat(text(returned.send("GET", "/actuator/prometheus", java.net.http.HttpRequest.BodyPublishers.noBody())))
+        assertThat(text(cluster.management(2).send("GET", "/actuator/prometheus", java.net.http.HttpRequest.BodyPublishers.noBody())))
                 .containsPattern("kvlab_read_repairs_total\\{application=\"kvlab\",result=\"repaired\"} [1-9]");
     }
 

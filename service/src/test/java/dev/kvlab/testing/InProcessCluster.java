@@ -55,7 +55,11 @@ public final class InProcessCluster implements AutoCloseable {
 
     /** A cluster whose nodes serve the replica protocol on ports of their own ({@code kvlab.replication.port}). */
     public static InProcessCluster startWithReplicaPorts(int size) throws IOException {
-        return start(size, true, Map.of("kvlab.replication.timeout", "500ms"));
+        return startWithReplicaPorts(size, Map.of("kvlab.replication.timeout", "500ms"));
+    }
+
+    public static InProcessCluster startWithReplicaPorts(int size, Map<String, String> properties) throws IOException {
+        return start(size, true, properties);
     }
 
     public static InProcessCluster start(int size, Map<String, String> properties) throws IOException {
@@ -88,6 +92,11 @@ public final class InProcessCluster implements AutoCloseable {
         return KvClient.signing(url(node), secret);
     }
 
+    /** A client of node {@code node}'s management port: the actuator's health and metrics. */
+    public KvClient management(int node) {
+        return KvClient.onPort(nodes[node].getEnvironment().getRequiredProperty("local.management.port", Integer.class));
+    }
+
     public String secret() {
         return secret;
     }
@@ -113,6 +122,7 @@ public final class InProcessCluster implements AutoCloseable {
         properties.put("kvlab.storage.dir", dirs[node].toString());
         properties.put("kvlab.storage.block-cache-size", "8MB");
         properties.put("kvlab.storage.write-buffer-size", "4MB");
+        properties.put("management.server.port", 0);
         if (replicaPorts != null) {
             properties.put("kvlab.replication.port", replicaPorts[node]);
         }
@@ -123,7 +133,9 @@ public final class InProcessCluster implements AutoCloseable {
         // Event loops of the node's own, as `make up` runs them: with Reactor Netty's global loops,
         // shared by every node in this JVM, stopping one node would dispose them under the others.
         properties.put("kvlab.netty.event-loops", "1");
-        nodes[node] = new SpringApplicationBuilder(KvlabApplication.class).properties(properties).run();
+        // As command-line arguments, so they win over application.properties as a user's would.
+        String[] arguments = properties.entrySet().stream().map(setting -> "--" + setting.getKey() + "=" + setting.getValue()).toArray(String[]::new);
+        nodes[node] = new SpringApplicationBuilder(KvlabApplication.class).run(arguments);
     }
 
     /** The nodes that hold a record (value or tombstone) of the key, asked directly on each replica. */

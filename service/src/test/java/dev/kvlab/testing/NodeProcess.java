@@ -68,6 +68,7 @@ public final class NodeProcess implements AutoCloseable {
         command.add("-jar");
         command.add(requiredProperty("kvlab.jar"));
         command.add("--server.port=" + port);
+        command.add("--management.server.port=0");
         command.add("--kvlab.storage.dir=" + dataDir);
         command.addAll(arguments);
         process = new ProcessBuilder(command)

@@ -1,0 +1,35 @@
+package dev.kvlab;
+
+import java.util.Map;
+import org.springframework.boot.EnvironmentPostProcessor;
+import org.springframework.boot.SpringApplication;
+import org.springframework.core.env.ConfigurableEnvironment;
+import org.springframework.core.env.MapPropertySource;
+
+/**
+ * Serves the actuator (health with details, metrics, Prometheus) on a port of its own, so none of
+ * it is open to clients on the client port: {@code management.server.port} when set, otherwise
+ * {@code server.port + 1000} (9080 for 8080), so nodes that share a machine on neighbouring client
+ * ports get neighbouring management ports. A random client port (0) gets a random one.
+ */
+class ManagementPortDefault implements EnvironmentPostProcessor {
+
+    static final int OFFSET = 1000;
+
+    @Override
+    public void postProcessEnvironment(ConfigurableEnvironment environment, SpringApplication application) {
+        if (environment.containsProperty("management.server.port")) {
+            return;
+        }
+        int server = environment.getProperty("server.port", Integer.class, 8080);
+        if (server < 0) {
+            return; // no web server at all
+        }
+        int management = server == 0 ? 0 : server + OFFSET;
+        if (management > 65535) {
+            throw new IllegalArgumentException("server.port " + server + " leaves no room for the management port at server.port + "
+                    + OFFSET + ": set management.server.port");
+        }
+        environment.getPropertySources().addLast(new MapPropertySource("kvlab management port", Map.of("management.server.port", management)));
+    }
+}
