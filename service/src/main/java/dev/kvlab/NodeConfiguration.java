@@ -1,11 +1,14 @@
 package dev.kvlab;
 
+import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
 import dev.kvlab.cluster.DnsTopologyProvider;
 import dev.kvlab.cluster.DnsjavaSrvLookup;
 import dev.kvlab.cluster.StaticTopologyProvider;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.memory.MemoryProperties;
 import dev.kvlab.peer.PeerClient;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
@@ -65,9 +68,24 @@ class NodeConfiguration {
         return new HybridLogicalClock(HybridLogicalClock.nodeIdOf(topology.current().self()), wallClock, cluster.maxClockSkew().toMillis());
     }
 
+    /** The bytes of values the node holds for requests in flight, over every path: one budget for the heap. */
     @Bean
-    ReadRepair readRepair(ReplicationProperties properties) {
-        return new ReadRepair(properties.readRepairMaxInFlight(), properties.timeout());
+    MemoryBudget memoryBudget(MemoryProperties memory, ApiProperties api, MeterRegistry registry) {
+        MemoryBudget budget = new MemoryBudget(memory.bytesInFlight(Runtime.getRuntime().maxMemory(), api.largestBody()));
+        Gauge.builder("kvlab.memory.held", budget, MemoryBudget::held)
+                .description("Bytes of values the node holds for requests in flight; at kvlab.memory.max-bytes-in-flight, requests get 503")
+                .baseUnit("bytes")
+                .register(registry);
+        Gauge.builder("kvlab.memory.limit", budget, MemoryBudget::limit)
+                .description("kvlab.memory.max-bytes-in-flight: the most bytes of values the node holds for requests in flight")
+                .baseUnit("bytes")
+                .register(registry);
+        return budget;
+    }
+
+    @Bean
+    ReadRepair readRepair(ReplicationProperties properties, MemoryBudget budget) {
+        return new ReadRepair(properties.readRepairMaxInFlight(), properties.timeout(), budget);
     }
 
     @Bean

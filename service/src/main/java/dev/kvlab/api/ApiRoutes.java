@@ -2,11 +2,12 @@ package dev.kvlab.api;
 
 import static org.springframework.web.reactive.function.server.RequestPredicates.path;
 
-import dev.kvlab.http.BodyBudget;
+import dev.kvlab.http.ChunkedStream;
 import dev.kvlab.http.NettyResponses;
+import dev.kvlab.http.StreamAdmission;
 import dev.kvlab.http.ValueReader;
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.Coordinator;
-import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
@@ -43,20 +44,9 @@ public class ApiRoutes {
     RouterFunction<ServerResponse> apiRouter() {
         return RouterFunctions.route()
                 .route(path(EntityHandler.PATH), methodNotAllowed("GET, HEAD, PUT, DELETE"))
-                .route(path("/v0/entities"), methodNotAllowed("GET"))
+                .route(path(RangeHandler.PATH), methodNotAllowed("GET"))
                 .route(path(STATUS_PATH), methodNotAllowed("GET, HEAD"))
                 .build();
-    }
-
-    /** The PUT bodies the node holds at once: client PUTs and single replica writes share one heap. */
-    @Bean
-    BodyBudget bodyBudget(ApiProperties properties, MeterRegistry registry) {
-        BodyBudget budget = new BodyBudget(properties.bodyBytesInFlight(Runtime.getRuntime().maxMemory()));
-        Gauge.builder("kvlab.requests.bodies.held", budget, BodyBudget::held)
-                .description("Bytes of PUT bodies the node holds now; at kvlab.api.max-body-bytes-in-flight, PUTs get 503")
-                .baseUnit("bytes")
-                .register(registry);
-        return budget;
     }
 
     /**
@@ -65,12 +55,14 @@ public class ApiRoutes {
      * ({@link RangeHandler}).
      */
     @Bean
-    NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, BodyBudget bodies, RequestMetrics metrics) {
-        EntityHandler entity = new EntityHandler(coordinator, new ValueReader(properties.maxValueSize(), bodies), metrics);
-        RangeHandler range = new RangeHandler(coordinator, metrics);
+    NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, MemoryBudget budget, RequestMetrics metrics) {
+        EntityHandler entity = new EntityHandler(coordinator, budget, new ValueReader(properties.maxValueSize(), budget), metrics);
+        StreamAdmission ranges = new StreamAdmission(properties.maxConcurrentRanges(), ChunkedStream.reservation(properties.largestEntry()),
+                budget, "ranges (kvlab.api.max-concurrent-ranges)");
+        RangeHandler range = new RangeHandler(coordinator, ranges, metrics);
         return routes -> {
             entity.addTo(routes);
-            routes.get("/v0/entities", range::range);
+            range.addTo(routes);
             // Constant on purpose: it answers as soon as the node serves, and it is the no-op
             // baseline the hot-path benchmark compares the store's routes with, on the same stack.
             return routes.get(STATUS_PATH, ApiRoutes::status).head(STATUS_PATH, ApiRoutes::status);

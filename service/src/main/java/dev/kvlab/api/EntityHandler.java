@@ -1,20 +1,17 @@
 package dev.kvlab.api;
 
 import dev.kvlab.http.BadRequestException;
-import dev.kvlab.http.HttpErrors;
 import dev.kvlab.http.NettyResponses;
 import dev.kvlab.http.QueryParameters;
 import dev.kvlab.http.RequestParameters;
 import dev.kvlab.http.ValueReader;
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.ReplicaCount;
 import dev.kvlab.storage.Record;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import java.util.function.BiFunction;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
@@ -32,33 +29,36 @@ import reactor.netty.http.server.HttpServerRoutes;
 final class EntityHandler {
 
     static final String PATH = "/v0/entity";
-    private static final Logger log = LoggerFactory.getLogger(EntityHandler.class);
 
     private final Coordinator coordinator;
+    private final MemoryBudget budget;
     private final ValueReader values;
     private final RequestMetrics metrics;
 
-    EntityHandler(Coordinator coordinator, ValueReader values, RequestMetrics metrics) {
+    EntityHandler(Coordinator coordinator, MemoryBudget budget, ValueReader values, RequestMetrics metrics) {
         this.coordinator = coordinator;
+        this.budget = budget;
         this.values = values;
         this.metrics = metrics;
     }
 
     HttpServerRoutes addTo(HttpServerRoutes routes) {
-        return routes.get(PATH, served("get", this::get))
-                .head(PATH, served("get", this::get))
-                .put(PATH, served("put", this::put))
-                .delete(PATH, served("delete", this::delete));
+        return routes.get(PATH, metrics.served("get", this::get))
+                .head(PATH, metrics.served("get", this::get))
+                .put(PATH, metrics.served("put", this::put))
+                .delete(PATH, metrics.served("delete", this::delete));
     }
 
+    /** The replicas' answers are held on the node's budget until the value is written out (and the coordinator is done with them). */
     private Mono<Void> get(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
         // Choose the answer first, then send it: a sent answer completes empty, so a
         // switchIfEmpty after the send would answer a second time.
-        return coordinator.get(asked.key(), asked.replicas())
-                .map(record -> sendValue(response, record))
-                .defaultIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "no value for this id")))
-                .flatMap(answer -> answer);
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> coordinator.get(asked.key(), asked.replicas(), lease)
+                        .map(record -> sendValue(response, record))
+                        .defaultIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "no value for this id")))
+                        .flatMap(answer -> answer),
+                lease -> Mono.fromRunnable(lease::release));
     }
 
     private static Mono<Void> sendValue(HttpServerResponse response, Record record) {
@@ -71,7 +71,7 @@ final class EntityHandler {
 
     private Mono<Void> put(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
-        return values.read(request, value -> coordinator.put(asked.key(), value, asked.replicas()))
+        return values.read(request, (value, lease) -> coordinator.put(asked.key(), value, asked.replicas(), lease))
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 
@@ -88,23 +88,5 @@ final class EntityHandler {
             QueryParameters query = QueryParameters.ofTarget(request.uri());
             return new KeyAndReplicas(RequestParameters.requiredKey(query, "id"), RequestParameters.replicas(query));
         }
-    }
-
-    /**
-     * Failures become the API's statuses; then the timer sees the status the client got. A client
-     * that closed its connection gets nothing and is not timed: no answer reached it.
-     */
-    private BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> served(
-            String operation, BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
-        BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> answered = HttpErrors.answered(handler);
-        return (request, response) -> {
-            long started = System.nanoTime();
-            return answered.apply(request, response)
-                    .doOnSuccess(done -> metrics.record(operation, response.status().code(), started))
-                    .onErrorResume(HttpErrors::isClientGone, error -> {
-                        log.debug("{} {}: the client closed the connection", request.method(), request.fullPath());
-                        return Mono.empty();
-                    });
-        };
     }
 }

@@ -1,10 +1,9 @@
 package dev.kvlab.api;
 
-import dev.kvlab.http.BadRequestException;
 import dev.kvlab.http.ChunkedStream;
-import dev.kvlab.http.HttpErrors;
 import dev.kvlab.http.QueryParameters;
 import dev.kvlab.http.RequestParameters;
+import dev.kvlab.http.StreamAdmission;
 import dev.kvlab.replication.Coordinator;
 import io.netty.buffer.ByteBuf;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -16,39 +15,37 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
+import reactor.netty.http.server.HttpServerRoutes;
 
 /**
  * {@code /v0/entities}: the cluster's live keys in {@code [start, end)}, merged by the coordinator
  * and streamed as chunks while the client reads them ({@link ChunkedStream}), in the format the
- * client asked for ({@link RangeFormat}).
+ * client asked for ({@link RangeFormat}). At most {@code kvlab.api.max-concurrent-ranges} at once,
+ * each with room for its buffers on the node's memory budget ({@link StreamAdmission}); more get
+ * 503.
  */
 final class RangeHandler {
 
+    static final String PATH = "/v0/entities";
+
     private final Coordinator coordinator;
+    private final StreamAdmission admission;
     private final RequestMetrics metrics;
 
-    RangeHandler(Coordinator coordinator, RequestMetrics metrics) {
+    RangeHandler(Coordinator coordinator, StreamAdmission admission, RequestMetrics metrics) {
         this.coordinator = coordinator;
+        this.admission = admission;
         this.metrics = metrics;
     }
 
-    Mono<Void> range(HttpServerRequest request, HttpServerResponse response) {
-        long started = System.nanoTime();
-        return stream(request, response)
-                .doOnSuccess(done -> metrics.record("range", response.status().code(), started))
-                .doOnError(error -> metrics.record("range", 500, started));
+    HttpServerRoutes addTo(HttpServerRoutes routes) {
+        return routes.get(PATH, metrics.served("range", (request, response) -> admission.admit(() -> stream(request, response))));
     }
 
     private Mono<Void> stream(HttpServerRequest request, HttpServerResponse response) {
-        byte[] start;
-        byte[] end;
-        try {
-            QueryParameters query = QueryParameters.ofTarget(request.uri());
-            start = RequestParameters.requiredKey(query, "start");
-            end = RequestParameters.optionalKey(query, "end");
-        } catch (BadRequestException e) {
-            return HttpErrors.send(request, response, e);
-        }
+        QueryParameters query = QueryParameters.ofTarget(request.uri());
+        byte[] start = RequestParameters.requiredKey(query, "start");
+        byte[] end = RequestParameters.optionalKey(query, "end");
         RangeFormat format = RangeFormat.negotiate(accepted(request));
         response.header(HttpHeaderNames.CONTENT_TYPE, format.mediaType().toString());
         NettyDataBufferFactory buffers = new NettyDataBufferFactory(response.alloc());

@@ -25,6 +25,14 @@ public final class ChunkedStream {
     }
 
     /**
+     * What a stream's buffers hold at the most: two groups (one being written, one read ahead),
+     * each at most a group and one more chunk of {@code largestChunk} bytes.
+     */
+    public static long reservation(long largestChunk) {
+        return 2 * (GROUP_BYTES + largestChunk);
+    }
+
+    /**
      * Sends {@code chunks}, each an HTTP chunk, after the status and headers already set on the
      * response. A send completes when its buffers are written to the socket; one more group waits,
      * read ahead. Buffers dropped by a cancelled stream are released.

@@ -1,8 +1,10 @@
 package dev.kvlab.http;
 
+import dev.kvlab.memory.OverBudgetException;
 import dev.kvlab.replication.NotEnoughReplicasException;
 import dev.kvlab.replication.UnsatisfiableReplicasException;
 import dev.kvlab.replication.VersionTooFarAheadException;
+import dev.kvlab.storage.StorageFullException;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.BiFunction;
@@ -47,9 +49,15 @@ public final class HttpErrors {
             case VersionTooFarAheadException e -> NettyResponses.plain(response, HttpResponseStatus.BAD_REQUEST, e.getMessage());
             // The connection closes: the client may still be sending the refused body (ValueReader).
             case PayloadTooLargeException e -> NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE, e.getMessage());
-            case NotEnoughReplicasException e -> NettyResponses.plain(response, HttpResponseStatus.GATEWAY_TIMEOUT, e.getMessage());
+            case NotEnoughReplicasException e -> NettyResponses.plain(response, switch (e.shortfall()) {
+                case DISK_FULL -> HttpResponseStatus.INSUFFICIENT_STORAGE;
+                case OVERLOADED -> HttpResponseStatus.SERVICE_UNAVAILABLE;
+                case UNANSWERED -> HttpResponseStatus.GATEWAY_TIMEOUT;
+            }, e.getMessage());
             case RejectedExecutionException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later");
-            case BodiesOverBudgetException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
+            case OverBudgetException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
+            case TooManyStreamsException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
+            case StorageFullException e -> NettyResponses.plain(response, HttpResponseStatus.INSUFFICIENT_STORAGE, e.getMessage());
             default -> {
                 log.error("{} {} failed", request.method(), request.fullPath(), error);
                 yield NettyResponses.plain(response, HttpResponseStatus.INTERNAL_SERVER_ERROR, "internal error: " + error);

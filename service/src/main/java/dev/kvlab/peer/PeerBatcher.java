@@ -1,5 +1,6 @@
 package dev.kvlab.peer;
 
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.ReplicaException;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.Outcome;
@@ -9,6 +10,7 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.function.IntConsumer;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
@@ -23,10 +25,13 @@ import reactor.core.publisher.MonoSink;
  */
 final class PeerBatcher {
 
-    /** Sends one batch and emits the outcome of each call in call order, or fails. */
+    /**
+     * Sends one batch and emits the outcome of each call in call order, or fails. {@code leases}
+     * holds, for each call, the lease its answer's record is held on (null for a write).
+     */
     @FunctionalInterface
     interface Sender {
-        Mono<List<Outcome>> send(List<StoreOp> ops);
+        Mono<List<Outcome>> send(List<StoreOp> ops, List<MemoryBudget.Lease> leases);
     }
 
     private final String node;
@@ -44,10 +49,13 @@ final class PeerBatcher {
         this.sentBatches = sentBatches;
     }
 
-    /** The call's answer: a read's record or empty; empty for a write. */
-    Mono<Optional<Record>> call(StoreOp op) {
+    /**
+     * The call's answer: a read's record or empty; empty for a write. A read's record is held on
+     * {@code lease} (null for a write).
+     */
+    Mono<Optional<Record>> call(StoreOp op, MemoryBudget.Lease lease) {
         return Mono.create(sink -> {
-            Call call = new Call(op, sink);
+            Call call = new Call(op, lease, sink);
             sink.onCancel(() -> call.cancelled = true);
             boolean queued;
             synchronized (this) {
@@ -57,7 +65,7 @@ final class PeerBatcher {
                 }
             }
             if (!queued) {
-                sink.error(new ReplicaException(node, limits.maxQueued() + " calls are already waiting for this peer"));
+                sink.error(new RejectedExecutionException("replica " + node + ": " + limits.maxQueued() + " calls are already waiting for this peer"));
                 return;
             }
             sendWhatWaits();
@@ -108,13 +116,15 @@ final class PeerBatcher {
 
     private void send(List<Call> batch) {
         List<StoreOp> ops = new ArrayList<>(batch.size());
+        List<MemoryBudget.Lease> leases = new ArrayList<>(batch.size());
         for (Call call : batch) {
             ops.add(call.op);
+            leases.add(call.lease);
         }
         sentBatches.accept(ops.size());
         Mono<List<Outcome>> sent;
         try {
-            sent = sender.send(ops);
+            sent = sender.send(ops, leases);
         } catch (RuntimeException e) {
             sent = Mono.error(e);
         }
@@ -142,11 +152,13 @@ final class PeerBatcher {
 
     private static final class Call {
         final StoreOp op;
+        final MemoryBudget.Lease lease;
         final MonoSink<Optional<Record>> sink;
         volatile boolean cancelled;
 
-        Call(StoreOp op, MonoSink<Optional<Record>> sink) {
+        Call(StoreOp op, MemoryBudget.Lease lease, MonoSink<Optional<Record>> sink) {
             this.op = op;
+            this.lease = lease;
             this.sink = sink;
         }
 

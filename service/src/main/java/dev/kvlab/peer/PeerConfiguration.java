@@ -4,8 +4,10 @@ import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
-import dev.kvlab.http.BodyBudget;
+import dev.kvlab.http.ChunkedStream;
 import dev.kvlab.http.RequestParameters;
+import dev.kvlab.http.StreamAdmission;
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.Replica;
 import dev.kvlab.replication.ReplicationMetrics;
@@ -52,8 +54,10 @@ public class PeerConfiguration {
 
     @Bean
     ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, ApiProperties api,
-                                  BodyBudget bodies, ReplicationProperties replication) {
-        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), bodies, replication.batch());
+                                  MemoryBudget budget, ReplicationProperties replication) {
+        StreamAdmission rangeStreams = new StreamAdmission(replication.maxRangeStreams(), ChunkedStream.reservation(api.largestEntry()),
+                budget, "records streams (kvlab.replication.max-range-streams)");
+        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), budget, rangeStreams, replication.batch());
     }
 
     @Bean

@@ -1,12 +1,12 @@
 package dev.kvlab.peer;
 
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.ReplicaException;
 import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.StoreOp;
 import java.net.URI;
 import java.nio.ByteBuffer;
 import java.util.ArrayDeque;
-import java.util.ArrayList;
 import java.util.List;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
@@ -25,7 +25,9 @@ import reactor.util.concurrent.Queues;
  * Sends one peer's batches over a long-lived exchange with the shared {@link WebClient}
  * ({@link ReplicaProtocol#STREAM_PATH}): the request body is a stream of call frames, the response a
  * stream of answer frames in the same order ({@link BatchFrames}). A batch then costs a frame each
- * way, not a request and a response with a connection taken from the pool and given back.
+ * way, not a request and a response with a connection taken from the pool and given back. Answer
+ * frames are decoded as their bytes arrive ({@link AnswerDecoder}), each record held on its call's
+ * lease, so no answer frame is ever held whole.
  *
  * <p>The stream opens with the first batch, and again with the next batch after it ended. It ends
  * when the peer ends it (the peer is stopping), when it fails (the peer went away), or when a batch
@@ -43,7 +45,7 @@ final class PeerStream implements PeerBatcher.Sender {
     private final long maxAnswerBytes;
     private Exchange current;
 
-    /** {@code maxAnswerBytes} bounds an answer frame, so a corrupt stream cannot make it allocate without bound. */
+    /** {@code maxAnswerBytes} bounds an answer frame's declared length, so a corrupt stream is caught early. */
     PeerStream(String node, WebClient client, int maxInFlight, long maxValueLength, long maxAnswerBytes) {
         this.node = node;
         this.client = client;
@@ -54,12 +56,12 @@ final class PeerStream implements PeerBatcher.Sender {
     }
 
     @Override
-    public Mono<List<Outcome>> send(List<StoreOp> ops) {
+    public Mono<List<Outcome>> send(List<StoreOp> ops, List<MemoryBudget.Lease> leases) {
         return Mono.create(sink -> {
             byte[] frame = ReplicaBatch.frameCalls(ops);
             Exchange exchange = openExchange();
             sink.onCancel(() -> exchange.end(new ReplicaException(node, "did not answer a batch in time")));
-            exchange.send(new Waiting(ops, sink), frame);
+            exchange.send(new Waiting(new AnswerDecoder(ops, leases, maxValueLength, node), sink), frame);
         });
     }
 
@@ -70,7 +72,7 @@ final class PeerStream implements PeerBatcher.Sender {
         return current;
     }
 
-    private record Waiting(List<StoreOp> ops, MonoSink<List<Outcome>> sink) {
+    private record Waiting(AnswerDecoder answers, MonoSink<List<Outcome>> sink) {
     }
 
     /** One stream: the frames to write, the batches waiting for their answers, and the exchange. */
@@ -78,8 +80,10 @@ final class PeerStream implements PeerBatcher.Sender {
 
         private final Sinks.Many<DataBuffer> frames = Sinks.many().unicast().onBackpressureBuffer(Queues.<DataBuffer>get(maxInFlight).get());
         private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
-        private final BatchFrames.Decoder decoder = new BatchFrames.Decoder(maxAnswerBytes);
         private final Disposable subscription;
+        /** The answer frame being read: its length's bytes, then how many of its bytes are still to come. */
+        private final ByteBuffer frameLength = ByteBuffer.allocate(BatchFrames.LENGTH_BYTES);
+        private long frameLeft = -1;
         private boolean ended;
 
         Exchange() {
@@ -109,24 +113,55 @@ final class PeerStream implements PeerBatcher.Sender {
             batch.sink().error(new ReplicaException(node, "the batch stream ended before the batch could be sent"));
         }
 
+        /** Feeds the answer frames' bytes to the batches in order; a batch is answered when its frame ends. */
         private void received(DataBuffer buffer) {
-            List<byte[]> bodies = new ArrayList<>(1);
             try (DataBuffer.ByteBufferIterator views = buffer.readableByteBuffers()) {
-                views.forEachRemaining(view -> bodies.addAll(decoder.decode(view)));
-                for (byte[] body : bodies) {
-                    Waiting answered;
-                    synchronized (this) {
-                        answered = waiting.poll();
+                while (views.hasNext()) {
+                    ByteBuffer view = views.next();
+                    while (view.hasRemaining()) {
+                        read(view);
                     }
-                    if (answered == null) {
-                        throw new ReplicaException(node, "answered a batch it was not sent");
-                    }
-                    answered.sink().success(ReplicaBatch.decodeAnswers(ByteBuffer.wrap(body), answered.ops(), maxValueLength, node));
                 }
             } catch (RuntimeException e) {
                 end(e);
             } finally {
                 DataBufferUtils.release(buffer);
+            }
+        }
+
+        private void read(ByteBuffer view) {
+            if (frameLeft < 0) {
+                while (frameLength.hasRemaining() && view.hasRemaining()) {
+                    frameLength.put(view.get());
+                }
+                if (frameLength.hasRemaining()) {
+                    return;
+                }
+                frameLeft = frameLength.flip().getInt();
+                frameLength.clear();
+                if (frameLeft < 0 || frameLeft > maxAnswerBytes) {
+                    throw new ReplicaException(node, "sent an answer frame of " + frameLeft + " bytes, at most " + maxAnswerBytes + " allowed");
+                }
+            }
+            Waiting answering;
+            synchronized (this) {
+                answering = waiting.peek();
+            }
+            if (answering == null) {
+                throw new ReplicaException(node, "answered a batch it was not sent");
+            }
+            int count = (int) Math.min(frameLeft, view.remaining());
+            answering.answers().decode(view, count);
+            frameLeft -= count;
+            if (frameLeft == 0) {
+                frameLeft = -1;
+                if (!answering.answers().complete()) {
+                    throw new ReplicaException(node, "sent an answer frame that does not answer every call of its batch");
+                }
+                synchronized (this) {
+                    waiting.poll();
+                }
+                answering.sink().success(answering.answers().outcomes());
             }
         }
 

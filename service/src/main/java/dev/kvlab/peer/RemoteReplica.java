@@ -1,5 +1,6 @@
 package dev.kvlab.peer;
 
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.Replica;
 import dev.kvlab.replication.ReplicaException;
 import dev.kvlab.replication.ReplicationMetrics;
@@ -10,7 +11,6 @@ import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import java.net.URI;
-import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
@@ -68,44 +68,55 @@ public final class RemoteReplica implements Replica {
     }
 
     @Override
-    public Mono<Optional<Record>> read(byte[] key) {
-        return inTime(batcher.call(new StoreOp.Read(key)));
+    public Mono<Optional<Record>> read(byte[] key, MemoryBudget.Lease lease) {
+        return inTime(batcher.call(new StoreOp.Read(key), lease));
     }
 
     @Override
     public Mono<Void> write(byte[] key, Record record) {
-        return inTime(batcher.call(new StoreOp.Write(key, record))).then();
+        return inTime(batcher.call(new StoreOp.Write(key, record), null)).then();
     }
 
     /** Batches on the peer's stream, each failing (and ending the stream) when not answered in time. */
     private PeerBatcher.Sender streamed(PeerStream stream) {
-        return ops -> inTime(stream.send(ops));
+        return (ops, leases) -> inTime(stream.send(ops, leases));
     }
 
-    /** One batch of calls to this peer in a request of its own ({@link ReplicaBatch}), answered in order. */
-    private Mono<List<Outcome>> send(List<StoreOp> ops) {
+    /**
+     * One batch of calls to this peer in a request of its own ({@link ReplicaBatch}), answered in
+     * order; the answer is decoded as it arrives, each record held on its call's lease.
+     */
+    private Mono<List<Outcome>> send(List<StoreOp> ops, List<MemoryBudget.Lease> leases) {
         return inTime(client.post().uri(batchUri)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(ReplicaBatch.encodeCalls(ops)))
-                .exchangeToMono(response -> response.statusCode().value() == HttpStatus.OK.value()
-                        ? DataBufferUtils.join(response.bodyToFlux(DataBuffer.class))
-                                .map(body -> ReplicaBatch.decodeAnswers(bytesOf(body), ops, maxValueLength, node))
-                        : failure(response)));
+                .exchangeToMono(response -> {
+                    if (response.statusCode().value() != HttpStatus.OK.value()) {
+                        return failure(response);
+                    }
+                    AnswerDecoder answers = new AnswerDecoder(ops, leases, maxValueLength, node);
+                    return response.bodyToFlux(DataBuffer.class)
+                            .doOnNext(buffer -> decode(answers, buffer))
+                            .then(Mono.fromCallable(() -> {
+                                if (!answers.complete()) {
+                                    throw new ReplicaException(node, "sent an answer that does not answer every call of its batch");
+                                }
+                                return answers.outcomes();
+                            }));
+                }));
+    }
+
+    private static void decode(AnswerDecoder answers, DataBuffer buffer) {
+        try (DataBuffer.ByteBufferIterator views = buffer.readableByteBuffers()) {
+            views.forEachRemaining(view -> answers.decode(view, view.remaining()));
+        } finally {
+            DataBufferUtils.release(buffer);
+        }
     }
 
     /** The call, failed with a TimeoutException naming this replica when it does not answer within the timeout. */
     private <T> Mono<T> inTime(Mono<T> call) {
         return timer.bound(call, timeout, name);
-    }
-
-    private static ByteBuffer bytesOf(DataBuffer body) {
-        try {
-            byte[] bytes = new byte[body.readableByteCount()];
-            body.read(bytes);
-            return ByteBuffer.wrap(bytes);
-        } finally {
-            DataBufferUtils.release(body);
-        }
     }
 
     @Override

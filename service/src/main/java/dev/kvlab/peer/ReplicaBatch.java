@@ -1,10 +1,15 @@
 package dev.kvlab.peer;
 
+import dev.kvlab.memory.OverBudgetException;
 import dev.kvlab.replication.ReplicaRefusedException;
 import dev.kvlab.replication.VersionTooFarAheadException;
 import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
+import dev.kvlab.storage.StorageFullException;
 import dev.kvlab.storage.StoreOp;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.CompositeByteBuf;
+import io.netty.buffer.Unpooled;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -37,6 +42,8 @@ public final class ReplicaBatch {
     static final byte REFUSED = 3;
     /** A refusal's message is cut to this many bytes. */
     static final int MAX_MESSAGE_BYTES = 1024;
+    /** A found record of this size or more joins an answer as it is, without a copy. */
+    private static final int SHARED_RECORD_BYTES = 4096;
 
     private ReplicaBatch() {
     }
@@ -115,46 +122,51 @@ public final class ReplicaBatch {
     }
 
     /** The answer body: the outcome of each call, as {@link dev.kvlab.storage.LocalStore#batch} gave them. */
-    public static byte[] encodeAnswers(List<Outcome> outcomes) {
-        return encodeAnswers(outcomes, false);
+    public static ByteBuf answers(List<Outcome> outcomes) {
+        return answers(outcomes, false);
     }
 
     /** The answers as one frame of a batch stream ({@link BatchFrames}): their length, then the answers. */
-    public static byte[] frameAnswers(List<Outcome> outcomes) {
-        return encodeAnswers(outcomes, true);
+    public static ByteBuf answerFrame(List<Outcome> outcomes) {
+        return answers(outcomes, true);
     }
 
-    private static byte[] encodeAnswers(List<Outcome> outcomes, boolean framed) {
-        int size = 0;
-        List<byte[]> messages = new ArrayList<>(0);
-        for (Outcome outcome : outcomes) {
-            size += 1 + switch (outcome) {
-                case Outcome.Found found -> 4 + found.record().encoded().length;
-                case Outcome.Failed failed -> {
-                    byte[] message = messageOf(failed.error());
-                    messages.add(message);
-                    yield 3 + message.length;
-                }
-                default -> 0;
-            };
+    /**
+     * The answers in a buffer that shares the found records' arrays instead of copying them, so an
+     * answer of large values does not take their size twice while it waits to be written.
+     */
+    private static ByteBuf answers(List<Outcome> outcomes, boolean framed) {
+        CompositeByteBuf out = Unpooled.compositeBuffer(Math.max(2, 2 * outcomes.size() + 1));
+        ByteBuf small = Unpooled.buffer(framed ? BatchFrames.LENGTH_BYTES + 64 : 64);
+        if (framed) {
+            small.writeInt(0); // the frame's length, written last
         }
-        ByteBuffer out = allocate(size, framed);
-        int refused = 0;
         for (Outcome outcome : outcomes) {
             switch (outcome) {
-                case Outcome.Done done -> out.put(DONE);
-                case Outcome.Absent absent -> out.put(ABSENT);
+                case Outcome.Done done -> small.writeByte(DONE);
+                case Outcome.Absent absent -> small.writeByte(ABSENT);
                 case Outcome.Found found -> {
                     byte[] record = found.record().encoded();
-                    out.put(FOUND).putInt(record.length).put(record);
+                    small.writeByte(FOUND).writeInt(record.length);
+                    if (record.length < SHARED_RECORD_BYTES) {
+                        small.writeBytes(record);
+                    } else {
+                        out.addComponent(true, small);
+                        out.addComponent(true, Unpooled.wrappedBuffer(record));
+                        small = Unpooled.buffer(64);
+                    }
                 }
                 case Outcome.Failed failed -> {
-                    byte[] message = messages.get(refused++);
-                    out.put(REFUSED).put((byte) reasonOf(failed.error()).ordinal()).putShort((short) message.length).put(message);
+                    byte[] message = messageOf(failed.error());
+                    small.writeByte(REFUSED).writeByte(reasonOf(failed.error()).ordinal()).writeShort(message.length).writeBytes(message);
                 }
             }
         }
-        return out.array();
+        out.addComponent(true, small);
+        if (framed) {
+            out.setInt(0, out.readableBytes() - BatchFrames.LENGTH_BYTES);
+        }
+        return out;
     }
 
     /** Why a call failed, as the caller learns it. */
@@ -162,6 +174,8 @@ public final class ReplicaBatch {
         return switch (error) {
             case VersionTooFarAheadException e -> ReplicaRefusedException.Reason.VERSION_AHEAD;
             case RejectedExecutionException e -> ReplicaRefusedException.Reason.OVERLOADED;
+            case OverBudgetException e -> ReplicaRefusedException.Reason.OVERLOADED;
+            case StorageFullException e -> ReplicaRefusedException.Reason.DISK_FULL;
             default -> ReplicaRefusedException.Reason.FAILED;
         };
     }
@@ -181,54 +195,18 @@ public final class ReplicaBatch {
     }
 
     /**
-     * The outcomes of {@code ops} on {@code node}, in order; a refused call's is a failure with
-     * {@link ReplicaRefusedException}.
+     * The outcomes of {@code ops} on {@code node}, from a whole answer body; a refused call's is a
+     * failure with {@link ReplicaRefusedException}. Holds no memory budget: for bodies already read.
      *
      * @throws IllegalStateException when the body does not answer exactly these calls
      */
     static List<Outcome> decodeAnswers(ByteBuffer body, List<StoreOp> ops, long maxValueLength, String node) {
-        List<Outcome> outcomes = new ArrayList<>(ops.size());
-        try {
-            for (StoreOp op : ops) {
-                byte kind = body.get();
-                boolean write = op instanceof StoreOp.Write;
-                outcomes.add(switch (kind) {
-                    case DONE -> expect(write, kind, outcomes.size(), Outcome.DONE);
-                    case FOUND -> expect(!write, kind, outcomes.size(), new Outcome.Found(record(body, maxValueLength)));
-                    case ABSENT -> expect(!write, kind, outcomes.size(), Outcome.ABSENT);
-                    case REFUSED -> new Outcome.Failed(refusal(body, node));
-                    default -> throw new IllegalStateException("answer " + outcomes.size() + " of the batch has unknown kind " + kind);
-                });
-            }
-        } catch (BufferUnderflowException | IllegalArgumentException e) {
-            throw new IllegalStateException("the batch's answer is cut short or corrupt at answer " + outcomes.size(), e);
+        AnswerDecoder decoder = new AnswerDecoder(ops, null, maxValueLength, node);
+        decoder.decode(body, body.remaining());
+        if (!decoder.complete()) {
+            throw new IllegalStateException("the batch's answer is cut short at answer " + decoder.outcomes().size());
         }
-        if (body.hasRemaining()) {
-            throw new IllegalStateException("the batch's answer has more answers than calls");
-        }
-        return outcomes;
-    }
-
-    private static Outcome expect(boolean fits, byte kind, int index, Outcome outcome) {
-        if (!fits) {
-            throw new IllegalStateException("answer " + index + " of the batch has kind " + kind + ", which does not answer its call");
-        }
-        return outcome;
-    }
-
-    private static ReplicaRefusedException refusal(ByteBuffer body, String node) {
-        int reason = body.get();
-        ReplicaRefusedException.Reason[] reasons = ReplicaRefusedException.Reason.values();
-        if (reason < 0 || reason >= reasons.length) {
-            throw new IllegalArgumentException("a refusal of unknown reason " + reason);
-        }
-        int length = Short.toUnsignedInt(body.getShort());
-        if (length > MAX_MESSAGE_BYTES) {
-            throw new IllegalArgumentException("a refusal message of " + length + " bytes");
-        }
-        byte[] message = new byte[length];
-        body.get(message);
-        return new ReplicaRefusedException(node, reasons[reason], new String(message, StandardCharsets.UTF_8));
+        return decoder.outcomes();
     }
 
     private static Record record(ByteBuffer body, long maxValueLength) {

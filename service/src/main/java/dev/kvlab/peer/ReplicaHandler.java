@@ -1,14 +1,16 @@
 package dev.kvlab.peer;
 
 import dev.kvlab.http.BadRequestException;
-import dev.kvlab.http.BodyBudget;
 import dev.kvlab.http.ChunkedStream;
 import dev.kvlab.http.HttpErrors;
 import dev.kvlab.http.NettyResponses;
 import dev.kvlab.http.PayloadTooLargeException;
 import dev.kvlab.http.QueryParameters;
 import dev.kvlab.http.RequestParameters;
+import dev.kvlab.http.StreamAdmission;
 import dev.kvlab.http.ValueReader;
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.memory.OverBudgetException;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.replication.VersionTooFarAheadException;
@@ -17,7 +19,6 @@ import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import dev.kvlab.storage.Version;
-import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
@@ -47,18 +48,22 @@ final class ReplicaHandler {
     private final HybridLogicalClock clock;
     private final PeerAuthentication authentication;
     private final DataSize maxValueSize;
+    private final MemoryBudget budget;
+    private final StreamAdmission rangeStreams;
     private final ValueReader values;
     private final ReplicationProperties.Batch batchLimits;
     private final long maxBatchBytes;
     private final Sinks.Empty<Void> stopping = Sinks.empty();
 
     ReplicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, DataSize maxValueSize,
-                   BodyBudget bodies, ReplicationProperties.Batch batchLimits) {
+                   MemoryBudget budget, StreamAdmission rangeStreams, ReplicationProperties.Batch batchLimits) {
         this.store = store;
         this.clock = clock;
         this.authentication = authentication;
         this.maxValueSize = maxValueSize;
-        this.values = new ValueReader(maxValueSize, bodies);
+        this.budget = budget;
+        this.rangeStreams = rangeStreams;
+        this.values = new ValueReader(maxValueSize, budget);
         this.batchLimits = batchLimits;
         // A sender fills a batch up to max-bytes, or sends one larger call alone.
         this.maxBatchBytes = Math.max(batchLimits.maxBytes().toBytes(),
@@ -95,14 +100,16 @@ final class ReplicaHandler {
         };
     }
 
+    /** One replica's record, its bytes held on the node's budget until they are written out. */
     private Mono<Void> read(HttpServerRequest request, HttpServerResponse response) {
         byte[] key = key(request);
         // Choose the answer first, then send it: a sent answer completes empty, so a
         // switchIfEmpty after the send would try to answer a second time.
-        return store.get(key)
-                .map(record -> sendRecord(response, record))
-                .defaultIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "this replica has no record of the key")))
-                .flatMap(answer -> answer);
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> store.get(key, lease)
+                        .map(record -> sendRecord(response, record))
+                        .defaultIfEmpty(Mono.defer(() -> NettyResponses.plain(response, HttpResponseStatus.NOT_FOUND, "this replica has no record of the key")))
+                        .flatMap(answer -> answer),
+                ReplicaHandler::released);
     }
 
     private static Mono<Void> sendRecord(HttpServerResponse response, Record record) {
@@ -130,51 +137,60 @@ final class ReplicaHandler {
         return request.receive().aggregate()
                 .map(body -> ops(body.nioBuffer()))
                 .switchIfEmpty(Mono.error(() -> new BadRequestException("the batch has no calls")))
-                .flatMap(this::run)
-                .map(ReplicaBatch::encodeAnswers)
-                .flatMap(answers -> response.status(HttpResponseStatus.OK)
-                        .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
-                        .send(Mono.just(Unpooled.wrappedBuffer(answers)))
-                        .then());
+                .flatMap(ops -> Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> run(ops, lease)
+                        .flatMap(outcomes -> response.status(HttpResponseStatus.OK)
+                                .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                                .send(Mono.just(ReplicaBatch.answers(outcomes)))
+                                .then()),
+                        ReplicaHandler::released));
     }
 
     /**
      * A coordinator's batches, as frames, for as long as it sends them: each answered in order, as a
      * frame, in one storage task. Frames are taken out of each network buffer before it is
-     * released, and read one at a time, as the storage answers. Once the node stops, the stream
-     * answers the frames it has read and ends, so the server's graceful shutdown does not wait for
-     * it; the coordinator opens a new stream (here, after a restart, or fails fast).
+     * released, and read one at a time: the next once the storage has answered the last and its
+     * answer is written, so the records a frame holds are on the node's budget until then. Once the
+     * node stops, the stream answers the frames it has read and ends, so the server's graceful
+     * shutdown does not wait for it; the coordinator opens a new stream (here, after a restart, or
+     * fails fast). A bad first frame gets its 400; a bad frame later closes the connection, which
+     * fails the coordinator's stream.
      */
     private Mono<Void> stream(HttpServerRequest request, HttpServerResponse response) {
         BatchFrames.Decoder frames = new BatchFrames.Decoder(maxBatchBytes);
-        Flux<ByteBuf> answers = request.receive()
+        response.status(HttpResponseStatus.OK).header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE);
+        return request.receive()
                 .map(buffer -> frames.decode(buffer.nioBuffer()))
                 .concatMapIterable(bodies -> bodies, 1)
                 .takeUntilOther(stopping.asMono())
-                .concatMap(body -> run(ops(ByteBuffer.wrap(body))).map(outcomes -> Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(outcomes))), 1);
-        // The status waits for the first answer, so a bad first frame still gets its 400; a bad
-        // frame later closes the connection, which fails the coordinator's stream.
-        return answers.switchOnFirst((first, all) -> first.hasError()
-                        ? all
-                        : response.status(HttpResponseStatus.OK)
-                                .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
-                                .send(all)
-                                .then())
+                .concatMap(body -> {
+                    List<StoreOp> ops = ops(ByteBuffer.wrap(body));
+                    return Mono.usingWhen(Mono.fromSupplier(budget::lease),
+                            // A Flux, not a Mono: Reactor Netty sends a Mono as the whole response.
+                            lease -> run(ops, lease).flatMap(outcomes -> response.send(Flux.just(ReplicaBatch.answerFrame(outcomes))).then()),
+                            ReplicaHandler::released);
+                }, 1)
                 .then();
+    }
+
+    private static Mono<Void> released(MemoryBudget.Lease lease) {
+        return Mono.fromRunnable(lease::release);
     }
 
     /**
      * The replica's records in {@code [start, end)}, tombstones included, in key order, as
-     * {@link RecordFrames}, streamed while the coordinator reads them.
+     * {@link RecordFrames}, streamed while the coordinator reads them; at most
+     * {@code kvlab.replication.max-range-streams} at once, each with room for its buffers.
      */
     private Mono<Void> records(HttpServerRequest request, HttpServerResponse response) {
         QueryParameters query = QueryParameters.ofTarget(request.uri());
         byte[] start = RequestParameters.requiredKey(query, "start");
         byte[] end = RequestParameters.optionalKey(query, "end");
-        response.header(HttpHeaderNames.CONTENT_TYPE, ReplicaProtocol.RECORDS_MEDIA_TYPE);
-        NettyDataBufferFactory buffers = new NettyDataBufferFactory(response.alloc());
-        return ChunkedStream.send(response, store.range(start, end)
-                .map(entry -> NettyDataBufferFactory.toByteBuf(RecordFrames.encode(entry, buffers))));
+        return rangeStreams.admit(() -> {
+            response.header(HttpHeaderNames.CONTENT_TYPE, ReplicaProtocol.RECORDS_MEDIA_TYPE);
+            NettyDataBufferFactory buffers = new NettyDataBufferFactory(response.alloc());
+            return ChunkedStream.send(response, store.range(start, end)
+                    .map(entry -> NettyDataBufferFactory.toByteBuf(RecordFrames.encode(entry, buffers))));
+        });
     }
 
     /** Ends the coordinators' streams: called as the node starts to stop, before the server drains. */
@@ -192,26 +208,28 @@ final class ReplicaHandler {
     }
 
     /**
-     * The outcome of each call: a write whose version this node's clock does not admit
-     * ({@link HybridLogicalClock#admit}) is refused alone, the rest run in one storage task.
+     * The outcome of each call. A write is refused alone when this node's clock does not admit its
+     * version ({@link HybridLogicalClock#admit}) or the lease has no room for its record; the rest
+     * run in one storage task, which holds the records it reads on the lease too.
      */
-    private Mono<List<Outcome>> run(List<StoreOp> ops) {
+    private Mono<List<Outcome>> run(List<StoreOp> ops, MemoryBudget.Lease lease) {
         Outcome[] refused = new Outcome[ops.size()];
         List<StoreOp> admitted = new ArrayList<>(ops.size());
         for (int i = 0; i < ops.size(); i++) {
             try {
                 if (ops.get(i) instanceof StoreOp.Write write) {
                     clock.admit(write.record().version());
+                    lease.hold(write.record().encoded().length);
                 }
                 admitted.add(ops.get(i));
-            } catch (VersionTooFarAheadException e) {
+            } catch (VersionTooFarAheadException | OverBudgetException e) {
                 refused[i] = new Outcome.Failed(e);
             }
         }
         if (admitted.size() == ops.size()) {
-            return store.batch(ops);
+            return store.batch(ops, lease);
         }
-        Mono<List<Outcome>> stored = admitted.isEmpty() ? Mono.just(List.of()) : store.batch(admitted);
+        Mono<List<Outcome>> stored = admitted.isEmpty() ? Mono.just(List.of()) : store.batch(admitted, lease);
         return stored.map(outcomes -> {
             List<Outcome> all = new ArrayList<>(ops.size());
             int next = 0;
@@ -233,7 +251,7 @@ final class ReplicaHandler {
             return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
                     new PayloadTooLargeException(maxValueSize).getMessage());
         }
-        return values.read(request, value -> store.write(key, Record.value(version, value)))
+        return values.read(request, (value, lease) -> store.write(key, Record.value(version, value)))
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 

@@ -2,6 +2,7 @@ package dev.kvlab.replication;
 
 import dev.kvlab.cluster.Topology;
 import dev.kvlab.cluster.TopologyProvider;
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
 import java.nio.charset.StandardCharsets;
@@ -36,6 +37,8 @@ public final class Coordinator {
     private final HybridLogicalClock clock;
     private final ReadRepair readRepair;
     private final ReplicationMetrics metrics;
+    /** Room for the warm-up's answers, which are empty: the key is never written. */
+    private final MemoryBudget warmUpBudget = new MemoryBudget(1024);
 
     public Coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock,
                        ReadRepair readRepair, ReplicationMetrics metrics) {
@@ -46,19 +49,33 @@ public final class Coordinator {
         this.metrics = metrics;
     }
 
-    /** The newest live record of the key; empty when absent or deleted. */
-    public Mono<Record> get(byte[] key, ReplicaCount requested) {
+    /**
+     * The newest live record of the key; empty when absent or deleted. The records the replicas
+     * answer with are held on {@code lease} ({@link Replica#read}), which the coordinator shares
+     * until every replica asked has answered or failed (the late ones feed read repair); the caller
+     * releases its own share once it has sent the answer.
+     */
+    public Mono<Record> get(byte[] key, ReplicaCount requested, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
             Asked asked = ask(key, requested);
+            lease.share();
             Mono<List<ReplicaAnswer>> answers;
             if (asked.replicas().size() == 1) {
                 // One replica asked: its answer is the answer, and there is nothing to repair.
-                answers = read(asked.replicas().getFirst(), key).map(List::of);
+                answers = read(asked.replicas().getFirst(), key, lease).map(List::of).doFinally(done -> lease.release());
             } else {
                 Quorum<ReplicaAnswer> quorum = Quorum.collect(asked.count(),
-                        asked.replicas().stream().map(replica -> read(replica, key)).toList());
-                quorum.all().subscribe(all -> readRepair.repair(key, all));
-                answers = quorum.enough();
+                        asked.replicas().stream().map(replica -> read(replica, key, lease)).toList());
+                // A read that cannot make its quorum gives its bytes back at once: under a burst of
+                // large reads the answers still on their way would hold room that others could use.
+                AtomicBoolean released = new AtomicBoolean();
+                Runnable release = () -> {
+                    if (released.compareAndSet(false, true)) {
+                        lease.release();
+                    }
+                };
+                quorum.all().doFinally(done -> release.run()).subscribe(all -> readRepair.repair(key, all));
+                answers = quorum.enough().doOnError(hopeless -> release.run());
             }
             return counted(answers, asked.count(), "get").mapNotNull(enough -> {
                 Record newest = ReplicaAnswer.newest(enough);
@@ -71,26 +88,42 @@ public final class Coordinator {
         });
     }
 
-    /** Stores the value (its array made by {@link Record#newValueArray}) under a new version. */
-    public Mono<Void> put(byte[] key, byte[] valueArray, ReplicaCount requested) {
-        return Mono.defer(() -> write(key, Record.value(clock.now(), valueArray), requested, "put"));
+    /**
+     * Stores the value (its array made by {@link Record#newValueArray}, held on {@code lease}) under a
+     * new version. The copies on their way to remote replicas are held on the lease too, which the
+     * coordinator shares until every replica asked has answered or failed: the calls are not
+     * cancelled when the quorum is reached.
+     */
+    public Mono<Void> put(byte[] key, byte[] valueArray, ReplicaCount requested, MemoryBudget.Lease lease) {
+        return Mono.defer(() -> write(key, Record.value(clock.now(), valueArray), requested, "put", lease));
     }
 
     /** Writes a tombstone under a new version. */
     public Mono<Void> delete(byte[] key, ReplicaCount requested) {
-        return Mono.defer(() -> write(key, Record.tombstone(clock.now()), requested, "delete"));
+        return Mono.defer(() -> write(key, Record.tombstone(clock.now()), requested, "delete", null));
     }
 
-    private Mono<Void> write(byte[] key, Record record, ReplicaCount requested, String operation) {
+    private Mono<Void> write(byte[] key, Record record, ReplicaCount requested, String operation, MemoryBudget.Lease lease) {
         Asked asked = ask(key, requested);
-        Mono<?> acknowledged = asked.replicas().size() == 1
-                ? write(asked.replicas().getFirst(), key, record)
-                : Quorum.collect(asked.count(), asked.replicas().stream().map(replica -> write(replica, key, record)).toList()).enough();
+        if (lease != null) {
+            long remotes = asked.replicas().stream().filter(replica -> !(replica instanceof LocalReplica)).count();
+            lease.hold(remotes * record.encoded().length);
+            lease.share();
+        }
+        Runnable done = lease == null ? () -> { } : lease::release;
+        Mono<?> acknowledged;
+        if (asked.replicas().size() == 1) {
+            acknowledged = write(asked.replicas().getFirst(), key, record).doFinally(signal -> done.run());
+        } else {
+            Quorum<Replica> quorum = Quorum.collect(asked.count(), asked.replicas().stream().map(replica -> write(replica, key, record)).toList());
+            quorum.all().doFinally(signal -> done.run()).subscribe();
+            acknowledged = quorum.enough();
+        }
         return counted(acknowledged, asked.count(), operation).then();
     }
 
-    private Mono<ReplicaAnswer> read(Replica replica, byte[] key) {
-        return replica.read(key)
+    private Mono<ReplicaAnswer> read(Replica replica, byte[] key, MemoryBudget.Lease lease) {
+        return replica.read(key, lease)
                 .map(found -> new ReplicaAnswer(replica, found.orElse(null)))
                 .doOnError(metrics::replicaFailed);
     }
@@ -159,7 +192,7 @@ public final class Coordinator {
         Topology current = topology.current();
         for (String node : current.nodes()) {
             if (!node.equals(current.self())) {
-                replicas.replicaOf(node, current).read(WARM_UP_KEY)
+                replicas.replicaOf(node, current).read(WARM_UP_KEY, warmUpBudget.lease())
                         .timeout(Duration.ofSeconds(10))
                         .subscribe(found -> log.debug("warmed up {}", node), error -> log.debug("could not warm up {}: {}", node, error.toString()));
             }

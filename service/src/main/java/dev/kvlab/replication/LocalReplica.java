@@ -1,5 +1,6 @@
 package dev.kvlab.replication;
 
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
@@ -24,8 +25,8 @@ public final class LocalReplica implements Replica {
     }
 
     @Override
-    public Mono<Optional<Record>> read(byte[] key) {
-        return store.get(key).map(Optional::of).defaultIfEmpty(Optional.empty());
+    public Mono<Optional<Record>> read(byte[] key, MemoryBudget.Lease lease) {
+        return store.get(key, lease).map(Optional::of).defaultIfEmpty(Optional.empty());
     }
 
     @Override

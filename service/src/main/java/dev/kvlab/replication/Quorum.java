@@ -10,12 +10,17 @@ import reactor.core.publisher.Sinks;
  * as soon as {@code ack} have answered, or fails with {@link NotEnoughReplicasException} as soon as
  * too many have failed for that; {@link #all()} completes when every replica has answered or failed.
  * The calls are never cancelled by the quorum: the replicas that answer late still get the write.
+ * Once the quorum cannot be made, it lets go of the answers it has and takes no more ({@link #all()}
+ * then emits none): a failed read's values need not stay in memory while its last calls end.
  */
 final class Quorum<T> {
 
     private final ReplicaCount count;
     private final List<T> answers = new ArrayList<>();
     private final List<Throwable> failures = new ArrayList<>();
+    /** Answers so far, also those let go of once the quorum became hopeless. */
+    private int answered;
+    private boolean hopeless;
     private final Sinks.One<List<T>> enough = Sinks.one();
     private final Sinks.One<List<T>> all = Sinks.one();
 
@@ -45,11 +50,14 @@ final class Quorum<T> {
         List<T> enoughNow = null;
         List<T> allNow = null;
         synchronized (this) {
-            answers.add(answer);
-            if (answers.size() == count.ack()) {
-                enoughNow = List.copyOf(answers);
+            answered++;
+            if (!hopeless) {
+                answers.add(answer);
+                if (answered == count.ack()) {
+                    enoughNow = List.copyOf(answers);
+                }
             }
-            if (answers.size() + failures.size() == count.from()) {
+            if (answered + failures.size() == count.from()) {
                 allNow = List.copyOf(answers);
             }
         }
@@ -58,19 +66,21 @@ final class Quorum<T> {
     }
 
     private void failed(Throwable error) {
-        NotEnoughReplicasException hopeless = null;
+        NotEnoughReplicasException failure = null;
         List<T> allNow = null;
         synchronized (this) {
             failures.add(error);
-            if (answers.size() < count.ack() && count.from() - failures.size() == count.ack() - 1) {
-                hopeless = new NotEnoughReplicasException(count, answers.size(), List.copyOf(failures));
+            if (answered < count.ack() && count.from() - failures.size() == count.ack() - 1) {
+                failure = new NotEnoughReplicasException(count, answered, List.copyOf(failures));
+                hopeless = true;
+                answers.clear();
             }
-            if (answers.size() + failures.size() == count.from()) {
+            if (answered + failures.size() == count.from()) {
                 allNow = List.copyOf(answers);
             }
         }
-        if (hopeless != null) {
-            enough.tryEmitError(hopeless);
+        if (failure != null) {
+            enough.tryEmitError(failure);
         }
         emit(null, allNow);
     }

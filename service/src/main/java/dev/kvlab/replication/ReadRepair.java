@@ -1,5 +1,6 @@
 package dev.kvlab.replication;
 
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.storage.Record;
 import java.time.Duration;
 import java.util.List;
@@ -11,8 +12,9 @@ import org.slf4j.LoggerFactory;
 /**
  * After a read has been answered, brings the replicas it saw holding an older version (or nothing,
  * while others hold a value) up to the newest one. Runs in the background and is bounded: when
- * {@code maxInFlight} repairs are already running, further ones are skipped, since a later read
- * will notice the stale replica again.
+ * {@code maxInFlight} repairs are already running, or the node's memory budget has no room for the
+ * record on its way to the stale replica, a repair is skipped, since a later read will notice the
+ * stale replica again.
  */
 public final class ReadRepair {
 
@@ -20,13 +22,15 @@ public final class ReadRepair {
 
     private final Semaphore inFlight;
     private final Duration timeout;
+    private final MemoryBudget budget;
     private final AtomicLong repaired = new AtomicLong();
     private final AtomicLong skipped = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
 
-    public ReadRepair(int maxInFlight, Duration timeout) {
+    public ReadRepair(int maxInFlight, Duration timeout, MemoryBudget budget) {
         this.inFlight = new Semaphore(maxInFlight);
         this.timeout = timeout;
+        this.budget = budget;
     }
 
     void repair(byte[] key, List<ReplicaAnswer> answers) {
@@ -54,9 +58,18 @@ public final class ReadRepair {
             skipped.incrementAndGet();
             return;
         }
+        MemoryBudget.Lease lease = budget.lease();
+        if (!lease.tryHold(newest.encoded().length)) {
+            inFlight.release();
+            skipped.incrementAndGet();
+            return;
+        }
         replica.write(key, newest)
                 .timeout(timeout)
-                .doFinally(signal -> inFlight.release())
+                .doFinally(signal -> {
+                    lease.release();
+                    inFlight.release();
+                })
                 .subscribe(null,
                         error -> {
                             failed.incrementAndGet();

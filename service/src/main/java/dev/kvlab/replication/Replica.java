@@ -1,5 +1,6 @@
 package dev.kvlab.replication;
 
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
 import java.util.Optional;
@@ -12,8 +13,12 @@ public interface Replica {
     /** The node this replica lives on, as the topology names it. */
     String node();
 
-    /** The record under {@code key}, a tombstone included; empty Optional when the replica never saw the key. */
-    Mono<Optional<Record>> read(byte[] key);
+    /**
+     * The record under {@code key}, a tombstone included; empty Optional when the replica never saw
+     * the key. The record's bytes are held on {@code lease} before it is handed over; a record the
+     * lease has no room for fails the read with {@link dev.kvlab.memory.OverBudgetException}.
+     */
+    Mono<Optional<Record>> read(byte[] key, MemoryBudget.Lease lease);
 
     /** Stores {@code record} unless the replica has a newer version; completes once it is durable there. */
     Mono<Void> write(byte[] key, Record record);

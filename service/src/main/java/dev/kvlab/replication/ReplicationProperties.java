@@ -25,6 +25,8 @@ import org.springframework.validation.annotation.Validated;
  * @param rangeIdleTimeout      a peer's range stream that delivers nothing for this long fails the
  *                              client's range (a reader that stops reading for this long too)
  * @param readRepairMaxInFlight repairs of stale replicas running at once; more are skipped
+ * @param maxRangeStreams       records streams ({@code /internal/v1/records}, a part of some
+ *                              coordinator's range) a node serves at once; more get 503
  * @param batch                 how single-key calls to a peer travel together ({@link Batch})
  */
 @Validated
@@ -37,6 +39,7 @@ public record ReplicationProperties(
         @Min(1) @DefaultValue("1024") int pendingAcquireMax,
         @NotNull @DefaultValue("60s") Duration rangeIdleTimeout,
         @Min(1) @DefaultValue("256") int readRepairMaxInFlight,
+        @Min(1) @DefaultValue("16") int maxRangeStreams,
         @NotNull @Valid @DefaultValue Batch batch) {
 
     /**

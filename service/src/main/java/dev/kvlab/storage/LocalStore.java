@@ -1,5 +1,7 @@
 package dev.kvlab.storage;
 
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.memory.OverBudgetException;
 import java.util.ArrayList;
 import java.util.List;
 import reactor.core.publisher.Flux;
@@ -28,9 +30,20 @@ public final class LocalStore implements AutoCloseable {
                 properties.queueCapacity());
     }
 
-    /** The record under {@code key}; empty when the key was never written here. */
-    public Mono<Record> get(byte[] key) {
-        return Mono.fromCallable(() -> store.get(key)).subscribeOn(executor.scheduler());
+    /**
+     * The record under {@code key}; empty when the key was never written here. Its bytes are held on
+     * {@code lease} as soon as it is read; one the lease has no room for fails the read with
+     * {@link OverBudgetException}, and is left to the garbage collector at once.
+     */
+    public Mono<Record> get(byte[] key, MemoryBudget.Lease lease) {
+        return Mono.fromCallable(() -> held(store.get(key), lease)).subscribeOn(executor.scheduler());
+    }
+
+    private static Record held(Record record, MemoryBudget.Lease lease) {
+        if (record != null) {
+            lease.hold(record.encoded().length);
+        }
+        return record;
     }
 
     /**
@@ -44,9 +57,10 @@ public final class LocalStore implements AutoCloseable {
     /**
      * Runs the calls in order, all in one task of the storage executor (one thread hop for the
      * lot), and gives each call's outcome. Writes next to each other go to RocksDB as one write and
-     * succeed or fail together; a read sees every write before it, and fails alone.
+     * succeed or fail together; a read sees every write before it, and fails alone, for instance
+     * when {@code lease} has no room for the record it read.
      */
-    public Mono<List<Outcome>> batch(List<StoreOp> ops) {
+    public Mono<List<Outcome>> batch(List<StoreOp> ops, MemoryBudget.Lease lease) {
         return Mono.fromCallable(() -> {
             Outcome[] outcomes = new Outcome[ops.size()];
             int runStart = 0;
@@ -54,7 +68,7 @@ public final class LocalStore implements AutoCloseable {
                 if (ops.get(i) instanceof StoreOp.Read read) {
                     writeRun(ops, runStart, i, outcomes);
                     runStart = i + 1;
-                    outcomes[i] = read(read.key());
+                    outcomes[i] = read(read.key(), lease);
                 }
             }
             writeRun(ops, runStart, ops.size(), outcomes);
@@ -83,9 +97,9 @@ public final class LocalStore implements AutoCloseable {
         }
     }
 
-    private Outcome read(byte[] key) {
+    private Outcome read(byte[] key, MemoryBudget.Lease lease) {
         try {
-            return Outcome.ofRead(store.get(key));
+            return Outcome.ofRead(held(store.get(key), lease));
         } catch (RuntimeException e) {
             return new Outcome.Failed(e);
         }

@@ -30,9 +30,9 @@ import org.springframework.test.context.DynamicPropertyRegistry;
 import org.springframework.test.context.DynamicPropertySource;
 
 /** Every row of API.md for a cluster of one: the real server on a random port over a real RocksDB. */
-// EntityHandler's debug line is how a test knows the node has seen a client hang up.
+// RequestMetrics' debug line is how a test knows the node has seen a client hang up.
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = "logging.level.dev.kvlab.api.EntityHandler=debug")
+        properties = "logging.level.dev.kvlab.api.RequestMetrics=debug")
 @ExtendWith(OutputCaptureExtension.class)
 class SingleNodeApiTest {
 

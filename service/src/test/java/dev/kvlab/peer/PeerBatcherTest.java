@@ -25,7 +25,7 @@ class PeerBatcherTest {
     private final List<Integer> sentSizes = new ArrayList<>();
 
     private PeerBatcher batcher(int maxInFlight, int maxCalls, DataSize maxBytes, int maxQueued) {
-        return new PeerBatcher("http://peer", ops -> {
+        return new PeerBatcher("http://peer", (ops, leases) -> {
             Sinks.One<List<Outcome>> answer = Sinks.one();
             sent.add(ops);
             answers.add(answer);
@@ -37,7 +37,7 @@ class PeerBatcherTest {
     void aCallLeavesAtOnceWhenNothingIsInFlight() {
         PeerBatcher batcher = batcher(1, 64, DataSize.ofKilobytes(256), 16);
 
-        StepVerifier.create(batcher.call(read("a")))
+        StepVerifier.create(batcher.call(read("a"), null))
                 .then(() -> {
                     assertThat(sent).hasSize(1);
                     answer(0, Optional.empty());
@@ -50,9 +50,9 @@ class PeerBatcherTest {
     void callsThatWaitedLeaveTogetherWhenTheBatchInFlightComesBack() {
         PeerBatcher batcher = batcher(1, 64, DataSize.ofKilobytes(256), 16);
         List<Optional<Record>> got = new ArrayList<>();
-        batcher.call(read("first")).subscribe(got::add);
-        batcher.call(read("second")).subscribe(got::add);
-        batcher.call(read("third")).subscribe(got::add);
+        batcher.call(read("first"), null).subscribe(got::add);
+        batcher.call(read("second"), null).subscribe(got::add);
+        batcher.call(read("third"), null).subscribe(got::add);
 
         assertThat(sent).hasSize(1);
         assertThat(batcher.queued()).isEqualTo(2);
@@ -68,9 +68,9 @@ class PeerBatcherTest {
     @Test
     void batchesKeepToTheirCallAndByteLimitsAndALargerCallTravelsAlone() {
         PeerBatcher batcher = batcher(1, 2, DataSize.ofBytes(30), 16);
-        batcher.call(read("busy")).subscribe();
+        batcher.call(read("busy"), null).subscribe();
         for (String key : List.of("a", "b", "c", "d-is-a-key-longer-than-the-limit", "e")) {
-            batcher.call(read(key)).subscribe();
+            batcher.call(read(key), null).subscribe();
         }
 
         answer(0, Optional.empty());
@@ -84,12 +84,12 @@ class PeerBatcherTest {
     @Test
     void aFullQueueFailsTheCallAtOnce() {
         PeerBatcher batcher = batcher(1, 64, DataSize.ofKilobytes(256), 1);
-        batcher.call(read("in-flight")).subscribe();
-        batcher.call(read("queued")).subscribe();
+        batcher.call(read("in-flight"), null).subscribe();
+        batcher.call(read("queued"), null).subscribe();
 
-        StepVerifier.create(batcher.call(read("one-too-many")))
+        StepVerifier.create(batcher.call(read("one-too-many"), null))
                 .expectErrorSatisfies(error -> assertThat(error)
-                        .isInstanceOf(ReplicaException.class)
+                        .isInstanceOf(java.util.concurrent.RejectedExecutionException.class)
                         .hasMessageContaining("1 calls are already waiting for this peer"))
                 .verify(Duration.ofSeconds(1));
     }
@@ -98,15 +98,15 @@ class PeerBatcherTest {
     void aFailedBatchFailsEachOfItsCallsAndTheNextBatchStillLeaves() {
         PeerBatcher batcher = batcher(1, 64, DataSize.ofKilobytes(256), 16);
         List<Throwable> failures = new ArrayList<>();
-        batcher.call(read("a")).subscribe(answer -> { }, failures::add);
-        batcher.call(read("b")).subscribe(answer -> { }, failures::add);
-        batcher.call(read("c")).subscribe(answer -> { }, failures::add);
+        batcher.call(read("a"), null).subscribe(answer -> { }, failures::add);
+        batcher.call(read("b"), null).subscribe(answer -> { }, failures::add);
+        batcher.call(read("c"), null).subscribe(answer -> { }, failures::add);
 
         answers.get(0).tryEmitError(new ReplicaException("http://peer", "answered 503"));
         answers.get(1).tryEmitError(new ReplicaException("http://peer", "answered 503"));
         assertThat(failures).hasSize(3).allSatisfy(error -> assertThat(error).hasMessageContaining("answered 503"));
 
-        StepVerifier.create(batcher.call(read("d")))
+        StepVerifier.create(batcher.call(read("d"), null))
                 .then(() -> answer(2, Optional.empty()))
                 .expectNext(Optional.empty())
                 .verifyComplete();
@@ -115,11 +115,11 @@ class PeerBatcherTest {
     @Test
     void aCallWhoseTimeoutFiredWhileItWaitedIsNotSent() {
         PeerBatcher batcher = batcher(1, 64, DataSize.ofKilobytes(256), 16);
-        batcher.call(read("in-flight")).subscribe();
-        StepVerifier.create(batcher.call(read("gives-up")).timeout(Duration.ofMillis(10)))
+        batcher.call(read("in-flight"), null).subscribe();
+        StepVerifier.create(batcher.call(read("gives-up"), null).timeout(Duration.ofMillis(10)))
                 .expectError(java.util.concurrent.TimeoutException.class)
                 .verify(Duration.ofSeconds(1));
-        batcher.call(read("still-waiting")).subscribe();
+        batcher.call(read("still-waiting"), null).subscribe();
 
         answer(0, Optional.empty());
 
@@ -129,9 +129,9 @@ class PeerBatcherTest {
     @Test
     void upToMaxInFlightBatchesTravelAtOnce() {
         PeerBatcher batcher = batcher(2, 64, DataSize.ofKilobytes(256), 16);
-        batcher.call(read("a")).subscribe();
-        batcher.call(read("b")).subscribe();
-        batcher.call(read("c")).subscribe();
+        batcher.call(read("a"), null).subscribe();
+        batcher.call(read("b"), null).subscribe();
+        batcher.call(read("c"), null).subscribe();
 
         assertThat(sent).hasSize(2);
         assertThat(batcher.queued()).isEqualTo(1);

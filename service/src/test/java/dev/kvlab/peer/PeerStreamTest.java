@@ -50,7 +50,7 @@ class PeerStreamTest {
         PeerStream stream = streamTo(startPeer());
 
         for (int i = 0; i < 5; i++) {
-            StepVerifier.create(stream.send(List.of(write("k" + i), new StoreOp.Read(bytes("k" + i)))))
+            StepVerifier.create(stream.send(List.of(write("k" + i), new StoreOp.Read(bytes("k" + i))), null))
                     .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE, Outcome.ABSENT))
                     .verifyComplete();
         }
@@ -62,10 +62,10 @@ class PeerStreamTest {
         silentStreams.add(1);
         PeerStream stream = streamTo(startPeer());
 
-        StepVerifier.create(stream.send(List.of(write("lost"))).timeout(TIMEOUT))
+        StepVerifier.create(stream.send(List.of(write("lost")), null).timeout(TIMEOUT))
                 .expectError(TimeoutException.class)
                 .verify(Duration.ofSeconds(5));
-        StepVerifier.create(stream.send(List.of(write("next"))).timeout(TIMEOUT))
+        StepVerifier.create(stream.send(List.of(write("next")), null).timeout(TIMEOUT))
                 .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE))
                 .verifyComplete();
         assertThat(streamsOpened).hasValue(2);
@@ -76,11 +76,11 @@ class PeerStreamTest {
         closingStreams.add(1);
         PeerStream stream = streamTo(startPeer());
 
-        StepVerifier.create(stream.send(List.of(write("first"))).timeout(TIMEOUT))
+        StepVerifier.create(stream.send(List.of(write("first")), null).timeout(TIMEOUT))
                 .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE))
                 .verifyComplete();
         // The peer ended stream 1 after its first answer: the next batch goes on stream 2.
-        StepVerifier.create(Mono.delay(Duration.ofMillis(100)).then(stream.send(List.of(write("second")))).timeout(TIMEOUT))
+        StepVerifier.create(Mono.delay(Duration.ofMillis(100)).then(stream.send(List.of(write("second")), null)).timeout(TIMEOUT))
                 .assertNext(answers -> assertThat(answers).containsExactly(Outcome.DONE))
                 .verifyComplete();
         assertThat(streamsOpened).hasValue(2);
@@ -92,7 +92,7 @@ class PeerStreamTest {
         peer.disposeNow();
         peer = null;
 
-        StepVerifier.create(streamTo(port).send(List.of(write("nowhere"))).timeout(Duration.ofSeconds(5)))
+        StepVerifier.create(streamTo(port).send(List.of(write("nowhere")), null).timeout(Duration.ofSeconds(5)))
                 .expectErrorMatches(error -> !(error instanceof TimeoutException))
                 .verify(Duration.ofSeconds(5));
     }
@@ -112,7 +112,7 @@ class PeerStreamTest {
                 .map(frame -> {
                     List<StoreOp> ops = ReplicaBatch.decodeCalls(ByteBuffer.wrap(frame), 64, 1024, 1024);
                     List<Outcome> results = ops.stream().map(op -> op instanceof StoreOp.Write ? Outcome.DONE : Outcome.ABSENT).toList();
-                    return Unpooled.wrappedBuffer(ReplicaBatch.frameAnswers(results));
+                    return ReplicaBatch.answerFrame(results);
                 });
         if (silentStreams.contains(number)) {
             return request.receive().then(Mono.never());

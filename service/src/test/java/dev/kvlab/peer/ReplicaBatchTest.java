@@ -43,7 +43,7 @@ class ReplicaBatchTest {
                 new StoreOp.Read(bytes("absent")), new StoreOp.Read(bytes("deleted")));
         List<Outcome> results = List.of(new Outcome.Found(VALUE), Outcome.DONE, Outcome.ABSENT, new Outcome.Found(TOMBSTONE));
 
-        List<Outcome> decoded = decodeAnswers(ReplicaBatch.encodeAnswers(results), ops);
+        List<Outcome> decoded = decodeAnswers(bytes(ReplicaBatch.answers(results)), ops);
 
         assertThat(((Outcome.Found) decoded.get(0)).record().encoded()).isEqualTo(VALUE.encoded());
         assertThat(decoded.get(1)).isEqualTo(Outcome.DONE);
@@ -61,7 +61,7 @@ class ReplicaBatchTest {
                 new Outcome.Failed(new RejectedExecutionException("4096 calls wait")),
                 new Outcome.Failed(new IllegalStateException("x".repeat(5000))));
 
-        List<Outcome> decoded = decodeAnswers(ReplicaBatch.encodeAnswers(results), ops);
+        List<Outcome> decoded = decodeAnswers(bytes(ReplicaBatch.answers(results)), ops);
 
         assertThat(refusal(decoded.get(0)).reason()).isEqualTo(ReplicaRefusedException.Reason.VERSION_AHEAD);
         assertThat(refusal(decoded.get(0))).hasMessage("replica http://peer refused the call: version " + VALUE.version()
@@ -91,15 +91,15 @@ class ReplicaBatchTest {
     @Test
     void anAnswerThatDoesNotMatchTheCallsIsAnError() {
         List<StoreOp> reads = List.of(new StoreOp.Read(bytes("a")), new StoreOp.Read(bytes("b")));
-        byte[] one = ReplicaBatch.encodeAnswers(List.of(Outcome.ABSENT));
-        byte[] three = ReplicaBatch.encodeAnswers(List.of(Outcome.ABSENT, Outcome.ABSENT, Outcome.ABSENT));
+        byte[] one = bytes(ReplicaBatch.answers(List.of(Outcome.ABSENT)));
+        byte[] three = bytes(ReplicaBatch.answers(List.of(Outcome.ABSENT, Outcome.ABSENT, Outcome.ABSENT)));
 
         assertThatThrownBy(() -> decodeAnswers(one, reads)).hasMessageContaining("cut short");
         assertThatThrownBy(() -> decodeAnswers(three, reads)).hasMessageContaining("more answers than calls");
         assertThatThrownBy(() -> decodeAnswers(new byte[] {ReplicaBatch.DONE, ReplicaBatch.DONE}, reads))
                 .hasMessageContaining("answer 0 of the batch has kind 0, which does not answer its call");
         assertThatThrownBy(() -> decodeAnswers(new byte[] {ReplicaBatch.REFUSED, 9, 0, 0, ReplicaBatch.ABSENT}, reads))
-                .hasMessageContaining("cut short or corrupt at answer 0");
+                .hasMessageContaining("corrupt at answer 0: a refusal of unknown reason 9");
     }
 
     private static List<Outcome> decodeAnswers(byte[] body, List<StoreOp> ops) {
@@ -112,6 +112,10 @@ class ReplicaBatchTest {
 
     private static List<StoreOp> decode(byte[] body, int maxCalls) {
         return ReplicaBatch.decodeCalls(ByteBuffer.wrap(body), maxCalls, 1024, 1 << 20);
+    }
+
+    private static byte[] bytes(io.netty.buffer.ByteBuf buffer) {
+        return io.netty.buffer.ByteBufUtil.getBytes(buffer);
     }
 
     private static byte[] bytes(String s) {

@@ -36,6 +36,17 @@ class QuorumTest {
     }
 
     @Test
+    void aQuorumThatCannotBeMadeLetsGoOfItsAnswersAndTakesNoMore() {
+        Sinks.One<String> late = Sinks.one();
+        Quorum<String> quorum = Quorum.collect(new ReplicaCount(3, 3),
+                List.of(Mono.just("held until the quorum fails"), Mono.error(new IllegalStateException("down")), late.asMono()));
+
+        StepVerifier.create(quorum.enough()).expectError(NotEnoughReplicasException.class).verify(Duration.ofSeconds(1));
+        late.tryEmitValue("late");
+        StepVerifier.create(quorum.all()).as("read repair gets nothing of a failed read").expectNext(List.of()).verifyComplete();
+    }
+
+    @Test
     void oneFailureAmongThreeStillMakesTwoOfThree() {
         Quorum<String> quorum = Quorum.collect(new ReplicaCount(2, 3),
                 List.of(Mono.error(new RuntimeException("down")), Mono.just("b"), Mono.just("c")));

@@ -5,6 +5,8 @@ import static dev.kvlab.storage.TestStores.text;
 import static dev.kvlab.storage.TestStores.value;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.memory.OverBudgetException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,6 +25,9 @@ import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
 class LocalStoreTest {
+
+    /** A budget no test here runs out of. */
+    static final MemoryBudget UNLIMITED = new MemoryBudget(Long.MAX_VALUE);
 
     @TempDir
     Path dir;
@@ -160,13 +165,31 @@ class LocalStoreTest {
                 new StoreOp.Read(bytes("k")),
                 new StoreOp.Read(bytes("absent")));
 
-        List<Outcome> results = store.batch(ops).block(Duration.ofSeconds(5));
+        List<Outcome> results = store.batch(ops, UNLIMITED.lease()).block(Duration.ofSeconds(5));
 
         assertThat(text(((Outcome.Found) results.get(0)).record())).isEqualTo("old");
         assertThat(results.subList(1, 4)).containsOnly(Outcome.DONE);
         assertThat(text(((Outcome.Found) results.get(4)).record())).isEqualTo("newest");
         assertThat(results.get(5)).isEqualTo(Outcome.ABSENT);
         assertThat(text(rocks.get(bytes("other")))).isEqualTo("x");
+    }
+
+    @Test
+    void aReadTheLeaseHasNoRoomForFailsAloneAndHoldsNothing() {
+        store.write(bytes("large"), value(1, "x".repeat(1000))).block(Duration.ofSeconds(5));
+        store.write(bytes("small"), value(1, "s")).block(Duration.ofSeconds(5));
+        MemoryBudget budget = new MemoryBudget(100);
+        MemoryBudget.Lease lease = budget.lease();
+
+        List<Outcome> results = store.batch(List.of(new StoreOp.Read(bytes("large")), new StoreOp.Read(bytes("small"))), lease)
+                .block(Duration.ofSeconds(5));
+
+        assertThat(((Outcome.Failed) results.get(0)).error()).isInstanceOf(OverBudgetException.class);
+        assertThat(text(((Outcome.Found) results.get(1)).record())).isEqualTo("s");
+        assertThat(budget.held()).as("only the small record").isEqualTo(14);
+        StepVerifier.create(store.get(bytes("large"), lease)).expectError(OverBudgetException.class).verify(Duration.ofSeconds(5));
+        lease.release();
+        assertThat(budget.held()).isZero();
     }
 
     @Test
@@ -185,7 +208,7 @@ class LocalStoreTest {
         // The run begins with the thread held and the slot taken, so its first writes are
         // rejected; a little later the first writer lets the store go on.
         CountDownLatch held = occupy(crowded);
-        grouped.get(bytes("slot")).doFinally(signal -> readsDone.countDown()).subscribe();
+        grouped.get(bytes("slot"), UNLIMITED.lease()).doFinally(signal -> readsDone.countDown()).subscribe();
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < writers; w++) {
             int writer = w;
@@ -205,7 +228,7 @@ class LocalStoreTest {
                                 done.countDown();
                             });
                     if (i % readEvery == 0) {
-                        grouped.get(bytes(key))
+                        grouped.get(bytes(key), UNLIMITED.lease())
                                 .onErrorResume(e -> Mono.empty())
                                 .doFinally(signal -> readsDone.countDown())
                                 .subscribe();

@@ -97,6 +97,11 @@ public final class InProcessCluster implements AutoCloseable {
         return KvClient.onPort(nodes[node].getEnvironment().getRequiredProperty("local.management.port", Integer.class));
     }
 
+    /** A bean of node {@code node}'s application context, to look into it. */
+    public <T> T bean(int node, Class<T> type) {
+        return nodes[node].getBean(type);
+    }
+
     public String secret() {
         return secret;
     }

@@ -4,7 +4,7 @@ import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import dev.kvlab.http.BodyBudget;
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.RawHttp;
 import java.io.OutputStream;
@@ -21,13 +21,13 @@ import org.springframework.boot.test.web.server.LocalManagementPort;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
- * A node holds PUT bodies up to {@code kvlab.api.max-body-bytes-in-flight}: past it a PUT gets 503
- * and changes nothing, and the room comes back when the held requests end.
+ * A node holds the values of requests in flight up to {@code kvlab.memory.max-bytes-in-flight}: past
+ * it a PUT gets 503 and changes nothing, and the room comes back when the held requests end.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"kvlab.api.max-value-size=1KB", "kvlab.api.max-body-bytes-in-flight=1500B",
+        properties = {"kvlab.api.max-value-size=1KB", "kvlab.memory.max-bytes-in-flight=1500B",
                 "kvlab.storage.dir=${java.io.tmpdir}/kvlab-budget-test-${random.uuid}"})
-class BodyBudgetApiTest {
+class MemoryBudgetApiTest {
 
     @LocalServerPort
     int port;
@@ -36,7 +36,7 @@ class BodyBudgetApiTest {
     int managementPort;
 
     @Autowired
-    BodyBudget budget;
+    MemoryBudget budget;
 
     @Test
     void aPutWithNoRoomLeftGets503AndAPutAfterTheHeldOneEndsIsStored() throws Exception {
@@ -52,11 +52,11 @@ class BodyBudgetApiTest {
             out.flush();
             await().atMost(Duration.ofSeconds(10)).until(() -> budget.held() == 1013);
             assertThat(text(KvClient.onPort(managementPort).send("GET", "/actuator/prometheus", HttpRequest.BodyPublishers.noBody())))
-                    .contains("kvlab_requests_bodies_held_bytes{application=\"kvlab\"} 1013.0");
+                    .contains("kvlab_memory_held_bytes{application=\"kvlab\"} 1013.0");
 
             HttpResponse<byte[]> refused = client.put("next", next);
             assertThat(refused.statusCode()).isEqualTo(503);
-            assertThat(text(refused)).contains("1500 bytes", "kvlab.api.max-body-bytes-in-flight", "retry later");
+            assertThat(text(refused)).contains("1500 bytes", "kvlab.memory.max-bytes-in-flight", "retry later");
             assertThat(client.get("next").statusCode()).as("a refused PUT stores nothing").isEqualTo(404);
             assertThat(budget.held()).as("the refused body holds nothing once answered").isEqualTo(1013);
 
