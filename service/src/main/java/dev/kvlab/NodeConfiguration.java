@@ -18,6 +18,7 @@ import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationMetrics;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
+import dev.kvlab.storage.StorageHealth;
 import dev.kvlab.storage.StorageMetrics;
 import dev.kvlab.storage.StorageProperties;
 import io.micrometer.core.instrument.Gauge;
@@ -27,6 +28,8 @@ import java.time.Clock;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
+import org.springframework.boot.health.contributor.Health;
+import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -98,6 +101,27 @@ class NodeConfiguration {
     @Bean
     StorageMetrics storageMetrics(LocalStore store) {
         return new StorageMetrics(store);
+    }
+
+    /**
+     * The health indicator "storage", part of readiness: down, with why and since when, while the
+     * store refuses writes (a full disk). Kubernetes then takes the node out of the client Service
+     * until RocksDB has resumed; its replicas still serve reads to the other coordinators.
+     */
+    @Bean
+    HealthIndicator storage(LocalStore store) {
+        return () -> {
+            StorageHealth.State state = store.health();
+            if (state.writable()) {
+                return Health.up().withDetail("writes", "stored").build();
+            }
+            return Health.down()
+                    .withDetail("writes", state.diskFull() ? "refused: the disk is full; they answer 507 until space returns" : "refused")
+                    .withDetail("reads", "served")
+                    .withDetail("problem", state.problem())
+                    .withDetail("since", state.since().toString())
+                    .build();
+        };
     }
 
     @Bean

@@ -4,6 +4,10 @@ import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.memory.OverBudgetException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -16,12 +20,19 @@ public final class LocalStore implements AutoCloseable {
     private final RocksStore store;
     private final StorageExecutor executor;
     private final GroupCommit writes;
+    private final ScheduledExecutorService prober;
 
     /** At most {@code maxWaitingWrites} single writes wait for their group ({@link GroupCommit}). */
     public LocalStore(RocksStore store, StorageExecutor executor, int maxWaitingWrites) {
         this.store = store;
         this.executor = executor;
         this.writes = new GroupCommit(store, executor, maxWaitingWrites);
+        this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "kvlab-storage-health");
+            thread.setDaemon(true);
+            return thread;
+        });
+        prober.scheduleWithFixedDelay(this::probeWhileUnwritable, 1, 1, TimeUnit.SECONDS);
     }
 
     public static LocalStore open(StorageProperties properties) {
@@ -123,6 +134,31 @@ public final class LocalStore implements AutoCloseable {
         }
     }
 
+    /** Whether the store takes writes, and if not, why ({@link StorageHealth}). */
+    public StorageHealth.State health() {
+        return store.health().state();
+    }
+
+    /**
+     * While the store refuses writes, tries an empty write on a storage thread, so the state clears
+     * once RocksDB has resumed even when no write comes to show it. Called every second.
+     */
+    private void probeWhileUnwritable() {
+        if (!store.health().state().writable()) {
+            try {
+                executor.execute(() -> {
+                    try {
+                        store.probeWrites();
+                    } catch (StorageException stillRefused) {
+                        // the state says why
+                    }
+                });
+            } catch (RejectedExecutionException busy) {
+                // the next tick tries again
+            }
+        }
+    }
+
     /** RocksDB writes that stored single writes ({@link GroupCommit}), for metrics. */
     public long writeGroups() {
         return writes.groupsWritten();
@@ -140,6 +176,7 @@ public final class LocalStore implements AutoCloseable {
 
     @Override
     public void close() {
+        prober.shutdownNow();
         executor.close();
         store.close();
     }

@@ -13,7 +13,9 @@ import org.rocksdb.InfoLogLevel;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Priority;
 import org.rocksdb.ReadOptions;
+import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksObject;
+import org.rocksdb.SstFileManager;
 import org.rocksdb.WriteOptions;
 
 /**
@@ -72,7 +74,12 @@ final class RocksOptions implements AutoCloseable {
                 // Blocks that do not shrink (random values) are stored as they are.
                 .setCompressionType(CompressionType.LZ4_COMPRESSION);
 
+        // With a file manager, RocksDB resumes by itself once a full disk has room again: it polls
+        // the free space and clears the background error that stopped writes (a flush or a WAL
+        // append that found no space), instead of refusing writes until the node restarts.
+        SstFileManager files = own(newSstFileManager());
         database = own(new DBOptions())
+                .setSstFileManager(files)
                 .setCreateIfMissing(true)
                 .setCreateMissingColumnFamilies(true)
                 // Flushes and compactions run in the background; two fit a small machine.
@@ -95,6 +102,14 @@ final class RocksOptions implements AutoCloseable {
                 env.lowerThreadPoolCPUPriority(pool);
                 env.lowerThreadPoolIOPriority(pool);
             }
+        }
+    }
+
+    private static SstFileManager newSstFileManager() {
+        try {
+            return new SstFileManager(Env.getDefault());
+        } catch (RocksDBException e) {
+            throw new StorageException("cannot create RocksDB's file manager: " + e.getMessage(), e);
         }
     }
 

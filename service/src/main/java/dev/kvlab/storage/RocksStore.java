@@ -15,6 +15,7 @@ import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
+import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -42,6 +43,7 @@ public final class RocksStore implements AutoCloseable {
     private final ColumnFamilyHandle legacy;
     private final ColumnFamilyHandle records;
     private final Set<RangeCursor> openCursors = ConcurrentHashMap.newKeySet();
+    private final StorageHealth health = new StorageHealth();
     /** Operations hold the read side; close() takes the write side, so no call runs on a closed db. */
     private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private boolean closed;
@@ -100,7 +102,7 @@ public final class RocksStore implements AutoCloseable {
      * key is read or compacted, so it costs no read and needs no lock.
      */
     public void write(byte[] key, Record record) {
-        whileOpen("write failed", () -> {
+        writing(() -> {
             db.merge(records, options.writeOptions, key, record.encoded());
             return null;
         });
@@ -115,7 +117,7 @@ public final class RocksStore implements AutoCloseable {
             write(writes.getFirst().key(), writes.getFirst().record());
             return;
         }
-        whileOpen("write failed", () -> {
+        writing(() -> {
             try (WriteBatch batch = new WriteBatch()) {
                 for (StoreOp.Write write : writes) {
                     batch.merge(records, write.key(), write.record().encoded());
@@ -124,6 +126,36 @@ public final class RocksStore implements AutoCloseable {
             }
             return null;
         });
+    }
+
+    /**
+     * Whether the store takes writes now: an empty write, which RocksDB refuses as long as a
+     * background error (a full disk) stops writes, and lets through once it has resumed.
+     */
+    public void probeWrites() {
+        writing(() -> {
+            try (WriteBatch empty = new WriteBatch()) {
+                db.write(options.writeOptions, empty);
+            }
+            return null;
+        });
+    }
+
+    public StorageHealth health() {
+        return health;
+    }
+
+    /** A write: its failure (a full disk above all) and its success tell {@link #health}. */
+    private void writing(DatabaseCall<Void> write) {
+        try {
+            whileOpen("write failed", write);
+            health.writeSucceeded();
+        } catch (StoreClosedException e) {
+            throw e;
+        } catch (StorageException e) {
+            health.writeFailed(e);
+            throw e;
+        }
     }
 
     /**
@@ -180,10 +212,14 @@ public final class RocksStore implements AutoCloseable {
         lifecycle.readLock().lock();
         try {
             if (closed) {
-                throw new StorageException("the store is closed");
+                throw new StoreClosedException();
             }
             return call.call();
         } catch (RocksDBException e) {
+            if (e.getStatus() != null && e.getStatus().getSubCode() == Status.SubCode.NoSpace) {
+                throw new StorageFullException("the node's disk is full (" + e.getMessage()
+                        + "): it stores no writes until space returns; reads go on", e);
+            }
             throw new StorageException(failure + ": " + e.getMessage(), e);
         } finally {
             lifecycle.readLock().unlock();

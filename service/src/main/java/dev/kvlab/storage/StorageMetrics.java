@@ -30,6 +30,9 @@ public final class StorageMetrics implements MeterBinder {
                 .description(description)
                 .tag("property", property.substring("rocksdb.".length()))
                 .register(registry));
+        Gauge.builder("kvlab.storage.writable", store, s -> s.health().writable() ? 1 : 0)
+                .description("1 while the store takes writes, 0 while it refuses them (a full disk: writes answer 507)")
+                .register(registry);
         Gauge.builder("kvlab.storage.queued", store, LocalStore::queuedCalls)
                 .description("Storage calls waiting for a storage thread, single writes waiting for their group included")
                 .register(registry);
