@@ -102,5 +102,5 @@ lab-profile: lab-tools ## one flame graph: PROFILE_PID=pid [EVENT=cpu SECONDS=10
 	loadtests/profiler/profile.sh $(PROFILE_PID) $(or $(EVENT),cpu) $(or $(SECONDS),10) $(or $(OUT),profile-$(PROFILE_PID)-$(or $(EVENT),cpu).html)
 
 lab-selftest: ## test the lab's own code: report generator, wrk parsing, profiling windows, warm-ups
-	@loadtests/tools/install.sh venv
+	@loadtests/tools/install.sh venv wrk
 	cd loadtests && $(LAB_PY) -m unittest discover -s lab/tests -t . -v
