@@ -15,7 +15,6 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
@@ -92,7 +91,7 @@ final class PeerStream implements PeerBatcher.Sender {
                     .body(frames.asFlux(), DataBuffer.class)
                     .exchangeToFlux(response -> response.statusCode().value() == HttpStatus.OK.value()
                             ? response.bodyToFlux(DataBuffer.class)
-                            : response.releaseBody().thenMany(Flux.error(new ReplicaException(node, "answered " + response.statusCode().value()))))
+                            : RefusedCall.<DataBuffer>of(node, response).flux())
                     .subscribe(this::received, this::end, () -> end(new ReplicaException(node, "ended the batch stream")));
         }
 

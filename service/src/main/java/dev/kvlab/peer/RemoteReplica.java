@@ -143,7 +143,7 @@ public final class RemoteReplica implements Replica {
     }
 
     private <T> Mono<T> failure(ClientResponse response) {
-        return response.releaseBody().then(Mono.error(new ReplicaException(node, "answered " + response.statusCode().value())));
+        return RefusedCall.of(node, response);
     }
 
     @Override

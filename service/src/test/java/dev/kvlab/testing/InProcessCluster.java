@@ -12,6 +12,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -29,15 +30,19 @@ public final class InProcessCluster implements AutoCloseable {
     private final Path[] dirs;
     private final ConfigurableApplicationContext[] nodes;
     private final Map<String, String> extraProperties;
+    /** Settings of one node only, such as a clock that runs ahead. */
+    private final IntFunction<Map<String, String>> nodeProperties;
     /** The cluster's secret: the nodes sign their replica calls with it, and so do this fixture's clients. */
     private final String secret = UUID.randomUUID().toString();
 
-    private InProcessCluster(int size, boolean replicaPorts, Map<String, String> extraProperties) throws IOException {
+    private InProcessCluster(int size, boolean replicaPorts, Map<String, String> extraProperties,
+                             IntFunction<Map<String, String>> nodeProperties) throws IOException {
         this.ports = new int[size];
         this.replicaPorts = replicaPorts ? new int[size] : null;
         this.dirs = new Path[size];
         this.nodes = new ConfigurableApplicationContext[size];
         this.extraProperties = extraProperties;
+        this.nodeProperties = nodeProperties;
         int[] free = freePorts(replicaPorts ? 2 * size : size);
         for (int i = 0; i < size; i++) {
             ports[i] = free[i];
@@ -66,8 +71,19 @@ public final class InProcessCluster implements AutoCloseable {
         return start(size, false, properties);
     }
 
+    /** A cluster whose node {@code i} also gets {@code nodeProperties.apply(i)}. */
+    public static InProcessCluster start(int size, Map<String, String> properties, IntFunction<Map<String, String>> nodeProperties)
+            throws IOException {
+        return start(size, false, properties, nodeProperties);
+    }
+
     private static InProcessCluster start(int size, boolean replicaPorts, Map<String, String> properties) throws IOException {
-        InProcessCluster cluster = new InProcessCluster(size, replicaPorts, properties);
+        return start(size, replicaPorts, properties, node -> Map.of());
+    }
+
+    private static InProcessCluster start(int size, boolean replicaPorts, Map<String, String> properties,
+                                          IntFunction<Map<String, String>> nodeProperties) throws IOException {
+        InProcessCluster cluster = new InProcessCluster(size, replicaPorts, properties, nodeProperties);
         try {
             for (int i = 0; i < size; i++) {
                 cluster.startNode(i);
@@ -102,6 +118,15 @@ public final class InProcessCluster implements AutoCloseable {
         return nodes[node].getBean(type);
     }
 
+    /** The nodes' URLs as the topology names them, in the order of their indexes. */
+    public List<String> nodeUrls() {
+        List<String> urls = new ArrayList<>();
+        for (int i = 0; i < size(); i++) {
+            urls.add(replicaUrl(i));
+        }
+        return urls;
+    }
+
     public String secret() {
         return secret;
     }
@@ -123,6 +148,7 @@ public final class InProcessCluster implements AutoCloseable {
             return;
         }
         Map<String, Object> properties = new HashMap<>(extraProperties);
+        properties.putAll(nodeProperties.apply(node));
         properties.put("server.port", ports[node]);
         properties.put("kvlab.storage.dir", dirs[node].toString());
         properties.put("kvlab.storage.block-cache-size", "8MB");
