@@ -17,6 +17,9 @@
 #   make lab-k8s-images the load generator images kvlab/k6, kvlab/wrk (kvlab/wrk2 where GitHub answers:
 #                       WRK2=auto|1|0), loaded into the cluster with IMAGE_LOADER
 #   make lab-k8s-smoke  CI: a short in-cluster lab in a namespace of its own, then `python -m lab check`
+#   make k8s-netpol     NETPOL_ENFORCER=kube-router: a NetworkPolicy enforcer for clusters without one
+#                       (k8s-local's bridge CNI); kind enforces by itself. With NETPOL_ENFORCER set,
+#                       `make k8s-test` installs it first. make k8s-netpol-down removes it.
 #
 # Elsewhere than kind:
 #   minikube:   make k8s-up IMAGE_LOADER="minikube image load"
@@ -127,3 +130,25 @@ lab-k8s-smoke: ## CI: a short in-cluster lab in a namespace of its own (removed 
 	$(KUBECTL) delete namespace $(LAB_K8S_SMOKE_NAMESPACE) --ignore-not-found --wait=false || true; \
 	exit $$rc
 	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-k8s-smoke | tail -n 1)"
+
+# A NetworkPolicy enforcer for clusters whose CNI does not enforce (k8s-local's bridge): empty by
+# default, as kind (v0.24 and later) enforces NetworkPolicy itself; kube-router installs kube-router's
+# network policy controller alone (k8s/netpol/), built offline and loaded with IMAGE_LOADER.
+NETPOL_ENFORCER ?=
+NETPOL_ENFORCERS := kube-router
+
+.PHONY: k8s-netpol k8s-netpol-down
+
+k8s-netpol: docker-engine k8s-cluster ## NETPOL_ENFORCER=kube-router: install a NetworkPolicy enforcer into a cluster that has none, wait until it syncs
+	@case "$(NETPOL_ENFORCER)" in \
+		kube-router) KUBECTL="$(KUBECTL)" IMAGE_LOADER="$(IMAGE_LOADER)" k8s/netpol/install.sh ;; \
+		"") echo "NETPOL_ENFORCER is empty: nothing to install (set NETPOL_ENFORCER=kube-router)" ;; \
+		*) echo "NETPOL_ENFORCER must be one of: $(NETPOL_ENFORCERS) (or empty), not '$(NETPOL_ENFORCER)'"; exit 2 ;; \
+	esac
+
+k8s-netpol-down: ## remove the enforcer k8s-netpol installed (its pods take their rules off the nodes)
+	@KUBECTL="$(KUBECTL)" k8s/netpol/uninstall.sh
+
+# With an enforcer asked for, the end-to-end tests run on a cluster that enforces: installed after
+# the images are loaded, before k8s/e2e/run.sh (prerequisites of one target run in order).
+k8s-test: $(if $(NETPOL_ENFORCER),k8s-netpol)

@@ -4,11 +4,14 @@
 #   scripts/replica-call.sh METHOD URL [VERSION] [-- CURL-OPTION ...]
 #   scripts/replica-call.sh GET 'http://127.0.0.1:8081/internal/v1/record?id=k' -- -i
 #   scripts/replica-call.sh PUT 'http://127.0.0.1:8081/internal/v1/record?id=k' 1700000000000.1 -- --data-binary v
+#   scripts/replica-call.sh --header METHOD URL [VERSION]    only print the Authorization header
 # VERSION is the X-Kvlab-Version header of a PUT or DELETE. The secret comes from SECRET_FILE
 # (default data/cluster-secret, where `make up` keeps it) or SECRET. Needs curl and openssl.
 set -euo pipefail
 
-[ $# -ge 2 ] || { sed -n '2,9p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+header_only=0
+if [ "${1:-}" = --header ]; then header_only=1; shift; fi
+[ $# -ge 2 ] || { sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 method=$1 url=$2
 shift 2
 version=""
@@ -27,6 +30,8 @@ target=/${url#*://*/}
 time=$(($(date +%s%N) / 1000000))
 signature=$(printf '%s\n%s\n%s\n%s' "$method" "$target" "$time" "$version" |
   openssl dgst -sha256 -hmac "$secret" -binary | openssl base64 -A)
-headers=(-H "Authorization: kvlab-hmac-sha256 t=$time,s=$signature")
+authorization="Authorization: kvlab-hmac-sha256 t=$time,s=$signature"
+if [ "$header_only" = 1 ]; then echo "$authorization"; exit 0; fi
+headers=(-H "$authorization")
 [ -z "$version" ] || headers+=(-H "X-Kvlab-Version: $version")
 exec curl -sS -X "$method" "${headers[@]}" "$@" "$url"

@@ -127,9 +127,20 @@ expect_get() {
   ok "GET $2 at $3 through $1: 200, the value written"
 }
 
-# The cluster size in POD's view: its kvlab_cluster_nodes gauge.
+# replica_call POD METHOD URL: a replica protocol call from inside POD, signed with the release's
+# cluster secret (from its Secret; the signature is made here, with scripts/replica-call.sh).
+# Prints the answer's body, then a line with its HTTP status.
+replica_call() {
+  local pod=$1 method=$2 url=$3 secret header
+  secret=$(k get secret "$RELEASE-cluster-secret" -o jsonpath='{.data.cluster-secret}' | base64 -d) ||
+    fail "cannot read the Secret $RELEASE-cluster-secret"
+  header=$(SECRET=$secret "$ROOT/scripts/replica-call.sh" --header "$method" "$url")
+  in_pod "$pod" curl -sS -m 10 -X "$method" -H "$header" -w '\n%{http_code}' "$url"
+}
+
+# The cluster size in POD's view: its kvlab_cluster_nodes gauge, from the management port.
 nodes_seen() {
-  in_pod "$1" curl -fsS -m 5 http://localhost:8080/actuator/prometheus |
+  in_pod "$1" curl -fsS -m 5 http://localhost:9080/actuator/prometheus |
     awk '/^kvlab_cluster_nodes[{ ]/ { printf "%d\n", $2 }'
 }
 
@@ -149,3 +160,75 @@ pod_ready() { [ "$(k get pod "$1" -o jsonpath='{.status.conditions[?(@.type=="Re
 pod_gone() { ! k get pod "$1" >/dev/null 2>&1; }
 pod_uid() { k get pod "$1" -o jsonpath='{.metadata.uid}'; }
 pod_restarts() { k get pod "$1" -o jsonpath='{.status.containerStatuses[?(@.name=="kvlab")].restartCount}'; }
+
+# Probe pods: pods of the kvlab image (for its curl) that only sleep, in the test namespace, as
+# non-root as the chart's pods, and not part of the release.
+# start_probe NAME [LABEL=VALUE...]
+start_probe() {
+  local name=$1 label labels="        app.kubernetes.io/name: kvlab-e2e-probe"
+  shift
+  for label in "$@"; do labels+=$'\n'"        ${label%%=*}: \"${label#*=}\""; done
+  k apply -f - >/dev/null <<YAML
+apiVersion: v1
+kind: Pod
+metadata:
+  name: $name
+  labels:
+$labels
+spec:
+  restartPolicy: Never
+  automountServiceAccountToken: false
+  # sleep ignores SIGTERM: nothing to wait for on deletion.
+  terminationGracePeriodSeconds: 1
+  securityContext:
+    runAsNonRoot: true
+    runAsUser: 10001
+    runAsGroup: 10001
+    seccompProfile:
+      type: RuntimeDefault
+  containers:
+    - name: probe
+      image: $KVLAB_IMAGE
+      imagePullPolicy: IfNotPresent
+      command: [sleep, "900"]
+      resources:
+        requests: {cpu: 10m, memory: 16Mi}
+        limits: {memory: 64Mi}
+      securityContext:
+        allowPrivilegeEscalation: false
+        readOnlyRootFilesystem: true
+        capabilities:
+          drop: [ALL]
+YAML
+}
+
+# probe_request POD URL: a GET from POD's first container. Sets PROBE_CODE, the HTTP status (000
+# when no answer came within 3 s), and PROBE_EXIT, curl's exit status (7: refused or unreachable,
+# 28: timed out, 6: no DNS answer). Fails only when kubectl exec does.
+probe_request() {
+  local out
+  # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
+  out=$(k exec "$1" -- sh -c 'curl -s -o /dev/null -m 3 -w "%{http_code}" "$1"; echo " $?"' sh "$2" 2>/dev/null) || return 1
+  PROBE_CODE=${out% *}
+  PROBE_EXIT=${out##* }
+}
+
+# answers POD URL [STATUS]: POD gets an HTTP answer from URL (with STATUS, when given).
+answers() {
+  probe_request "$1" "$2" && [ "$PROBE_CODE" != 000 ] && { [ -z "${3:-}" ] || [ "$PROBE_CODE" = "$3" ]; }
+}
+
+# blocked POD URL: POD's connection to URL fails: refused, unreachable or timed out (not a DNS or
+# kubectl failure).
+blocked() {
+  probe_request "$1" "$2" && [ "$PROBE_CODE" = 000 ] && { [ "$PROBE_EXIT" = 7 ] || [ "$PROBE_EXIT" = 28 ]; }
+}
+
+# How a blocked connection failed, for the log.
+blocked_how() {
+  case $PROBE_EXIT in
+    7) echo "no HTTP answer: connection refused or unreachable (curl exit 7)" ;;
+    28) echo "no HTTP answer: timed out (curl exit 28)" ;;
+    *) echo "curl exit $PROBE_EXIT, HTTP $PROBE_CODE" ;;
+  esac
+}

@@ -110,7 +110,7 @@ pod_deleted_by_force_comes_back_with_its_data() {
   # The node's own replica, through the replica protocol: what its RocksDB holds, not a merge of
   # the other nodes' answers (and no read repair ran: nothing read the key since the write).
   local out
-  out=$(in_pod "$RELEASE-0" curl -sS -m 10 -w '\n%{http_code}' "$(pod_url "$pod" 7070)/internal/v1/record?id=$key")
+  out=$(replica_call "$RELEASE-0" GET "$(pod_url "$pod" 7070)/internal/v1/record?id=$key")
   [ "${out##*$'\n'}" = 200 ] || fail "$pod's own replica answered ${out##*$'\n'} for $key, expected 200"
   [ "${out%$'\n'*}" = "$value" ] || fail "$pod's own replica holds '${out%$'\n'*}', expected '$value'"
   ok "$pod's own RocksDB still holds $key"
@@ -209,15 +209,116 @@ scaling_to_five_updates_the_topology_on_every_pod() {
 
 network_policy_is_accepted() {
   local policy
-  policy=$(k get networkpolicy "$RELEASE" -o jsonpath='{.spec.policyTypes[*]}|{.spec.ingress[0].ports[0].port}|{.spec.ingress[1].ports[0].port}|{.spec.ingress[1].from[0].podSelector.matchLabels.app\.kubernetes\.io/instance}')
-  [ "$policy" = "Ingress|http|replica|$RELEASE" ] || fail "NetworkPolicy $RELEASE reads '$policy'"
-  ok "NetworkPolicy $RELEASE is in the API: the replica port only from the release's pods, the client port from anyone"
+  # The rules found by port name: the client and management ports without a from, the replica port from the release.
+  policy=$(k get networkpolicy "$RELEASE" -o jsonpath='{.spec.policyTypes[*]}|{.spec.ingress[?(@.ports[0].port=="http")].from}|{.spec.ingress[?(@.ports[0].port=="management")].ports[0].port}|{.spec.ingress[?(@.ports[0].port=="management")].from}|{.spec.ingress[?(@.ports[0].port=="replica")].from[0].podSelector.matchLabels.app\.kubernetes\.io/instance}')
+  [ "$policy" = "Ingress||management||$RELEASE" ] || fail "NetworkPolicy $RELEASE reads '$policy'"
+  ok "NetworkPolicy $RELEASE is in the API: the replica port only from the release's pods, the client and management ports from anyone"
   # The variant that limits clients too (another release's), checked by the API server, not created.
   "$HELM" template "$RELEASE-clients" "$CHART" --namespace "$NS" --show-only templates/networkpolicy.yaml \
     --set 'networkPolicy.clientFrom[0].namespaceSelector.matchLabels.kubernetes\.io/metadata\.name=clients' \
     --set 'networkPolicy.clientFrom[1].podSelector.matchLabels.role=client' >"$WORK/netpol.yaml"
   k create --dry-run=server -f "$WORK/netpol.yaml" >/dev/null
   ok "the API server accepts the NetworkPolicy with networkPolicy.clientFrom set (server-side dry run)"
+}
+
+# The policy enforced, not only accepted: probe pods that are not kvlab nodes, one with the client
+# label and one without, against a node's client port (8080) and replica port (7070), with the
+# release's clients limited to the label, then with no policy at all. Needs a cluster that enforces
+# NetworkPolicy (kind does; k8s-local with make k8s-test NETPOL_ENFORCER=kube-router).
+# Policy changes take effect a moment later: every check polls, with a deadline.
+network_policy_is_enforced() {
+  local client=probe-client other=probe-other target=$RELEASE-1
+  trap network_policy_cleanup EXIT
+  start_probe "$client" kvlab-client=true
+  start_probe "$other"
+  wait_until 60 "$client is ready" pod_ready "$client"
+  wait_until 60 "$other is ready" pod_ready "$other"
+  local ip
+  ip=$(k get pod "$target" -o jsonpath='{.status.podIP}')
+  [ -n "$ip" ] || fail "$target has no pod IP"
+  local status="http://$ip:8080/v0/status" record="http://$ip:7070/internal/v1/record?id=netpol-$RUN_ID"
+  ok "probe pods $client (label kvlab-client=true) and $other (no label) are running; target $target at $ip"
+
+  # The chart's policy as installed: clients from anywhere, the replica port from the release only.
+  poll 30 answers "$other" "$status" 200 ||
+    fail "$other gets no 200 from $target's client port (HTTP $PROBE_CODE, curl exit $PROBE_EXIT) although the policy lets everyone in"
+  ok "the chart's policy: $other (no label) reaches $target's client port: GET /v0/status 200"
+  poll 30 blocked "$other" "$record" ||
+    fail "$other still reaches $target's replica port (HTTP $PROBE_CODE): NetworkPolicy is not enforced. A cluster without an enforcer needs one: make k8s-test NETPOL_ENFORCER=kube-router"
+  ok "the chart's policy: $other cannot reach $target's replica port: $(blocked_how)"
+
+  # Clients limited to pods with the label.
+  "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values \
+    --set-string 'networkPolicy.clientFrom[0].podSelector.matchLabels.kvlab-client=true' --wait --timeout 3m >/dev/null
+  local from
+  from=$(k get networkpolicy "$RELEASE" -o jsonpath='{.spec.ingress[?(@.ports[0].port=="http")].from[0].podSelector.matchLabels.kvlab-client}')
+  [ "$from" = true ] || fail "NetworkPolicy $RELEASE does not limit the client port to kvlab-client=true (reads '$from')"
+  ok "helm upgrade --set-string networkPolicy.clientFrom[0].podSelector.matchLabels.kvlab-client=true"
+  # (a) the labelled pod is a client
+  poll 30 answers "$client" "$status" 200 ||
+    fail "$client (labelled) gets no 200 from $target's client port (HTTP $PROBE_CODE, curl exit $PROBE_EXIT)"
+  ok "(a) $client (labelled) reaches $target's client port: GET /v0/status 200"
+  # (b) the other is not, and neither is a kvlab node: no replica port for either
+  poll 30 blocked "$other" "$status" ||
+    fail "$other (no label) still reaches $target's client port 30s after the policy changed (HTTP $PROBE_CODE)"
+  ok "(b) $other (no label) cannot reach $target's client port: $(blocked_how)"
+  answers "$client" "$status" 200 || fail "$client lost the client port while $other was shut out (HTTP $PROBE_CODE)"
+  blocked "$other" "$status" || fail "$other reaches the client port again (HTTP $PROBE_CODE)"
+  ok "(b) at the same moment, $client still gets 200 and $other still nothing"
+  local pod
+  for pod in "$client" "$other"; do
+    poll 30 blocked "$pod" "$record" || fail "$pod reaches $target's replica port (HTTP $PROBE_CODE)"
+    ok "(b) $pod cannot reach $target's replica port: $(blocked_how)"
+  done
+  # (c) the nodes still replicate: every replica of a key at 3/3, and the replica port between pods
+  local key=netpol-$RUN_ID value="written at 3/3 while clients were limited"
+  expect_put "$RELEASE-0" "$key" "$value" 3/3
+  expect_get "$RELEASE-2" "$key" 3/3 "$value"
+  # With five pods, $target may or may not be one of the key's three replicas: 200 or 404, not 401.
+  local out code
+  out=$(replica_call "$RELEASE-0" GET "http://$ip:7070/internal/v1/record?id=$key")
+  code=${out##*$'\n'}
+  [ "$code" = 200 ] || [ "$code" = 404 ] ||
+    fail "$RELEASE-0's signed call to $target's replica port answered '${out//$'\n'/ | }', expected 200 or 404"
+  ok "(c) $RELEASE-0 reaches $target's replica port directly: its signed call answered $code"
+
+  # (d) without any policy, the port is open to anyone: it was the policy that shut it
+  k delete networkpolicy "$RELEASE" >/dev/null
+  ok "kubectl delete networkpolicy $RELEASE"
+  poll 30 answers "$other" "$record" ||
+    fail "$other still cannot reach $target's replica port 30s after the policy was deleted ($(blocked_how))"
+  [ "$PROBE_CODE" = 401 ] || fail "$other's unsigned call to $target's replica port answered $PROBE_CODE, expected 401"
+  ok "(d) $other (no label) reaches $target's replica port, where its unsigned call gets 401"
+  poll 30 answers "$other" "$status" 200 ||
+    fail "$other gets no 200 from $target's client port without a policy (HTTP $PROBE_CODE, curl exit $PROBE_EXIT)"
+  ok "(d) $other (no label) reaches $target's client port: GET /v0/status 200"
+
+  # The chart's policy back, enforced again, for the scenarios after this one.
+  network_policy_restore || fail "helm upgrade back to the chart's NetworkPolicy failed"
+  # The rules found by port name: the client port's without a from, the replica port's from the release.
+  local policy
+  policy=$(k get networkpolicy "$RELEASE" -o jsonpath='{.spec.ingress[?(@.ports[0].port=="http")].ports[0].port}|{.spec.ingress[?(@.ports[0].port=="http")].from}|{.spec.ingress[?(@.ports[0].port=="replica")].from[0].podSelector.matchLabels.app\.kubernetes\.io/instance}')
+  [ "$policy" = "http||$RELEASE" ] || fail "NetworkPolicy $RELEASE after the restore reads '$policy', expected 'http||$RELEASE'"
+  ok "helm upgrade --set-json networkPolicy.clientFrom=[]: the chart's NetworkPolicy is back, clients from anywhere"
+  poll 30 blocked "$other" "$record" || fail "$other still reaches $target's replica port after the restore (HTTP $PROBE_CODE)"
+  poll 30 answers "$other" "$status" 200 || fail "$other gets no 200 from $target's client port after the restore (HTTP $PROBE_CODE)"
+  ok "the chart's policy enforced again: $other reaches the client port, not the replica port"
+  k delete pod "$client" "$other" --wait=true --timeout=60s >/dev/null
+  ok "probe pods deleted"
+}
+# The chart's policy back (helm re-creates a deleted one), once.
+network_policy_restored=0
+network_policy_restore() {
+  [ "$network_policy_restored" = 0 ] || return 0
+  network_policy_restored=1
+  "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set-json 'networkPolicy.clientFrom=[]' \
+    --wait --timeout 3m >/dev/null
+}
+# Also when the scenario fails: the chart's policy back and the probe pods gone, so that the next
+# scenarios see the release as installed.
+network_policy_cleanup() {
+  network_policy_restore || log "could not restore the chart's NetworkPolicy"
+  k delete pod probe-client probe-other --ignore-not-found --wait=false >/dev/null 2>&1 || true
 }
 
 uninstall_leaves_only_the_volumes() {
@@ -254,12 +355,15 @@ if scenario "install 3 replicas and wait" install_three_replicas; then
   scenario "the profiler sidecar takes a flame graph of a pod under load" profiler_sidecar_takes_a_flame_graph_under_load
   scenario "scaling to 5 updates the topology on every pod" scaling_to_five_updates_the_topology_on_every_pod
   scenario "the NetworkPolicy is accepted by the API server" network_policy_is_accepted
+  scenario "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" network_policy_is_enforced
   scenario "uninstall leaves nothing behind but the volumes' claims" uninstall_leaves_only_the_volumes
 else
   for title in "every pod sees 3 nodes" "a write through one pod at 2/3 is read through another" "helm test passes" \
     "a pod deleted by force comes back with its data" "a request at 2/3 keeps succeeding while one pod is down" \
     "the profiler sidecar takes a flame graph of a pod under load" "scaling to 5 updates the topology on every pod" \
-    "the NetworkPolicy is accepted by the API server" "uninstall leaves nothing behind but the volumes' claims"; do
+    "the NetworkPolicy is accepted by the API server" \
+    "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" \
+    "uninstall leaves nothing behind but the volumes' claims"; do
     not_run "$title" "the install failed"
   done
 fi
