@@ -39,7 +39,8 @@ public final class StreamAdmission {
                 streams.release();
                 return Mono.error(lease.overBudget());
             }
-            return stream.get().doFinally(signal -> {
+            // Deferred, so a stream that fails before it starts gives its room back too.
+            return Mono.defer(stream).doFinally(signal -> {
                 lease.release();
                 streams.release();
             });

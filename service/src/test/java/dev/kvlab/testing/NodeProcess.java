@@ -44,6 +44,11 @@ public final class NodeProcess implements AutoCloseable {
      * the cluster's secret in {@code dir/cluster-secret}, as {@code make up} keeps it.
      */
     public static List<NodeProcess> cluster(int size, Path dir, List<String> jvmOptions) throws IOException {
+        return cluster(size, dir, jvmOptions, List.of());
+    }
+
+    /** The same, with {@code settings} (such as {@code --kvlab.replication.timeout=5s}) for every node. */
+    public static List<NodeProcess> cluster(int size, Path dir, List<String> jvmOptions, List<String> settings) throws IOException {
         Path secret = Files.writeString(dir.resolve("cluster-secret"), UUID.randomUUID() + "\n");
         int[] ports = new int[size];
         List<String> urls = new ArrayList<>();
@@ -54,8 +59,8 @@ public final class NodeProcess implements AutoCloseable {
         List<NodeProcess> nodes = new ArrayList<>();
         for (int i = 0; i < size; i++) {
             nodes.add(new NodeProcess(dir.resolve("n" + i), dir.resolve("n" + i + ".log"), jvmOptions,
-                    List.of("--kvlab.cluster.nodes=" + String.join(",", urls), "--kvlab.cluster.self=" + urls.get(i),
-                            "--kvlab.cluster.secret-file=" + secret), ports[i]));
+                    concat(List.of("--kvlab.cluster.nodes=" + String.join(",", urls), "--kvlab.cluster.self=" + urls.get(i),
+                            "--kvlab.cluster.secret-file=" + secret), settings), ports[i]));
         }
         return nodes;
     }
@@ -149,6 +154,12 @@ public final class NodeProcess implements AutoCloseable {
         if (process != null && process.isAlive()) {
             kill();
         }
+    }
+
+    private static List<String> concat(List<String> first, List<String> second) {
+        List<String> all = new ArrayList<>(first);
+        all.addAll(second);
+        return all;
     }
 
     private static String requiredProperty(String name) {
