@@ -1,5 +1,6 @@
 package dev.kvlab;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
 import dev.kvlab.cluster.DnsTopologyProvider;
@@ -24,8 +25,11 @@ import dev.kvlab.storage.StorageProperties;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
+import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.health.contributor.Health;
@@ -39,6 +43,8 @@ import reactor.netty.resources.LoopResources;
 /** Wires a node: its store, its view of the cluster, and the coordinator that serves clients. */
 @Configuration(proxyBeanMethods = false)
 class NodeConfiguration {
+
+    private static final Logger log = LoggerFactory.getLogger(NodeConfiguration.class);
 
     /** Closed after the web server has drained its requests: in-flight calls finish, then RocksDB closes. */
     @Bean(destroyMethod = "close")
@@ -134,6 +140,23 @@ class NodeConfiguration {
     @Bean
     ApplicationListener<ApplicationReadyEvent> warmUpPeers(Coordinator coordinator) {
         return ready -> coordinator.warmUpPeers();
+    }
+
+    /**
+     * A node that runs out of heap should exit whole (and be restarted) rather than live on with
+     * threads that died: every launcher of kvlab's sets -XX:+ExitOnOutOfMemoryError. Says so when a
+     * hand-made command line does not.
+     */
+    @Bean
+    ApplicationListener<ApplicationReadyEvent> warnWithoutExitOnOutOfMemory() {
+        return ready -> {
+            HotSpotDiagnosticMXBean vm = ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+            if (vm != null && !"true".equals(vm.getVMOption("ExitOnOutOfMemoryError").getValue())
+                    && !"true".equals(vm.getVMOption("CrashOnOutOfMemoryError").getValue())) {
+                log.warn("this JVM runs without -XX:+ExitOnOutOfMemoryError: should it run out of heap, the node would live on "
+                        + "half-broken instead of exiting to be restarted; add the flag to its command line");
+            }
+        };
     }
 
     /**
