@@ -33,23 +33,7 @@ arch=$(docker version --format '{{.Server.Arch}}')
 
 # k6 for linux/$arch, built once per version and architecture.
 k6_bin=$CACHE_DIR/k6-image/$K6_VERSION-linux-$arch/k6
-if [ ! -x "$k6_bin" ]; then
-  go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-  [ -x "$go" ] || die "k6 is built from its Go module and needs Go (1.24 or newer); none found (set GO=...)"
-  gopath=$(mktemp -d)
-  say "building k6 $K6_VERSION for linux/$arch (go install go.k6.io/k6@$K6_VERSION, CGO off)"
-  t0=$SECONDS
-  env GOOS=linux GOARCH="$arch" CGO_ENABLED=0 GOPATH="$gopath" GOCACHE="$CACHE_DIR/go-build" \
-    GOMODCACHE="$CACHE_DIR/go-mod" GOFLAGS=-buildvcs=false GOTOOLCHAIN=local \
-    "$go" install "go.k6.io/k6@$K6_VERSION" >&2
-  built=$gopath/bin/k6
-  [ -x "$built" ] || built=$gopath/bin/linux_$arch/k6
-  [ -x "$built" ] || die "go install left no k6 in $gopath/bin"
-  mkdir -p "$(dirname "$k6_bin")"
-  mv "$built" "$k6_bin.part" && mv "$k6_bin.part" "$k6_bin"
-  chmod -R u+w "$gopath" && rm -rf "$gopath"
-  say "built k6 in $((SECONDS - t0)) s"
-fi
+KVLAB_CACHE=$CACHE_DIR "$ROOT/k8s/go-binary.sh" "go.k6.io/k6@$K6_VERSION" "$arch" "$k6_bin"
 
 context=$(mktemp -d)
 trap 'rm -rf "$context"' EXIT

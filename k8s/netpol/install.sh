@@ -42,24 +42,8 @@ arch=$(docker version --format '{{.Server.Arch}}')
 
 # 1. kube-router for linux/$arch, built once per version and architecture.
 bin=$CACHE/kube-router/$KUBE_ROUTER_VERSION-linux-$arch/kube-router
-if [ ! -x "$bin" ]; then
-  go=${GO:-$(command -v go || echo /usr/local/go/bin/go)}
-  [ -x "$go" ] || die "kube-router is built from its Go module and needs Go (1.22 or newer); none found (set GO=...)"
-  gopath=$(mktemp -d)
-  say "building kube-router $KUBE_ROUTER_VERSION for linux/$arch (go install $MODULE/cmd/kube-router@$KUBE_ROUTER_VERSION, CGO off; 2-3 min the first time)"
-  t0=$SECONDS
-  env GOOS=linux GOARCH="$arch" CGO_ENABLED=0 GOPATH="$gopath" GOCACHE="$CACHE/go-build" \
-    GOMODCACHE="$CACHE/go-mod" GOFLAGS=-buildvcs=false GOTOOLCHAIN=local \
-    "$go" install -trimpath -ldflags "-s -w -X $MODULE/pkg/version.Version=$KUBE_ROUTER_VERSION" \
-    "$MODULE/cmd/kube-router@$KUBE_ROUTER_VERSION" >&2
-  built=$gopath/bin/kube-router
-  [ -x "$built" ] || built=$gopath/bin/linux_$arch/kube-router
-  [ -x "$built" ] || die "go install left no kube-router in $gopath/bin"
-  mkdir -p "$(dirname "$bin")"
-  mv "$built" "$bin.part" && mv "$bin.part" "$bin"
-  chmod -R u+w "$gopath" && rm -rf "$gopath"
-  say "built kube-router in $((SECONDS - t0)) s"
-fi
+"$ROOT/k8s/go-binary.sh" "$MODULE/cmd/kube-router@$KUBE_ROUTER_VERSION" "$arch" "$bin" \
+  -trimpath -ldflags "-s -w -X $MODULE/pkg/version.Version=$KUBE_ROUTER_VERSION"
 
 # 2. The image, from exactly the files it holds.
 base=$("$ROOT/docker/base-image.sh")
