@@ -95,12 +95,18 @@ public final class Coordinator {
      * cancelled when the quorum is reached.
      */
     public Mono<Void> put(byte[] key, byte[] valueArray, ReplicaCount requested, MemoryBudget.Lease lease) {
-        return Mono.defer(() -> write(key, Record.value(clock.now(), valueArray), requested, "put", lease));
+        return Mono.defer(() -> {
+            ReplicaCount count = countOf(requested);
+            return write(key, Record.value(clock.now(), count.from(), valueArray), count, "put", lease);
+        });
     }
 
     /** Writes a tombstone under a new version. */
     public Mono<Void> delete(byte[] key, ReplicaCount requested) {
-        return Mono.defer(() -> write(key, Record.tombstone(clock.now()), requested, "delete", null));
+        return Mono.defer(() -> {
+            ReplicaCount count = countOf(requested);
+            return write(key, Record.tombstone(clock.now(), count.from()), count, "delete", null);
+        });
     }
 
     private Mono<Void> write(byte[] key, Record record, ReplicaCount requested, String operation, MemoryBudget.Lease lease) {
@@ -136,12 +142,20 @@ public final class Coordinator {
     private record Asked(ReplicaCount count, List<Replica> replicas) {
     }
 
+    /** The request's {@code ack/from}: {@code requested}, or the cluster's default quorum when null. */
+    private ReplicaCount countOf(ReplicaCount requested) {
+        return requested != null ? requested : ReplicaCount.quorumOf(topology.current().size());
+    }
+
     /** {@code requested == null} means the cluster's default quorum. */
     private Asked ask(byte[] key, ReplicaCount requested) {
         Topology current = topology.current();
         ReplicaCount count = requested != null ? requested : ReplicaCount.quorumOf(current.size());
         if (count.from() > current.size()) {
             throw new UnsatisfiableReplicasException(count, current.size());
+        }
+        if (count.from() > Record.MAX_FROM) {
+            throw new UnsatisfiableReplicasException("replicas=" + count + ": a key is kept on at most " + Record.MAX_FROM + " replicas");
         }
         List<Replica> asked = new ArrayList<>(count.from());
         for (String node : current.replicasFor(key, count.from())) {

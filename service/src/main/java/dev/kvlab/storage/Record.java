@@ -3,9 +3,11 @@ package dev.kvlab.storage;
 import java.nio.ByteBuffer;
 
 /**
- * What RocksDB stores under a key: a version, a tombstone flag and the value, encoded as
- * {@code [timestamp:8][node:4][flags:1][value...]} in one array, big-endian, the node's sign bit
- * flipped.
+ * What RocksDB stores under a key: a version, a tombstone flag, the number of replicas the write
+ * was asked of, and the value, encoded as {@code [timestamp:8][node:4][flags:1][value...]} in one
+ * array, big-endian, the node's sign bit flipped. The flags byte holds the tombstone in its lowest
+ * bit and the write's {@code from} in the seven above it (0: not known, a record written before
+ * kvlab kept it): which nodes own the key follows from it.
  *
  * <p>The layout makes records of one key compare as unsigned bytes the way their versions compare,
  * so RocksDB's {@code max} merge operator keeps the newest write without a read before each write
@@ -18,6 +20,10 @@ import java.nio.ByteBuffer;
 public final class Record {
 
     public static final int HEADER_BYTES = 13;
+    /** The largest {@code from} a record keeps. */
+    public static final int MAX_FROM = 127;
+    /** A record's {@code from} when the write did not say (a record of kvlab's earlier releases). */
+    public static final int UNKNOWN_FROM = 0;
     private static final int FLAGS_OFFSET = 12;
     private static final byte FLAG_TOMBSTONE = 1;
 
@@ -32,19 +38,33 @@ public final class Record {
         return new byte[HEADER_BYTES + valueLength];
     }
 
-    /** A live value: writes the header into {@code valueArray}, which then belongs to the record. */
-    public static Record value(Version version, byte[] valueArray) {
+    /**
+     * A live value of a write asked of {@code from} replicas: writes the header into
+     * {@code valueArray}, which then belongs to the record.
+     */
+    public static Record value(Version version, int from, byte[] valueArray) {
         if (valueArray.length < HEADER_BYTES) {
             throw new IllegalArgumentException("value array has no room for the record header");
         }
-        writeHeader(valueArray, version, false);
+        writeHeader(valueArray, version, from, false);
         return new Record(valueArray);
     }
 
-    public static Record tombstone(Version version) {
+    /** A live value whose {@code from} is not known. */
+    public static Record value(Version version, byte[] valueArray) {
+        return value(version, UNKNOWN_FROM, valueArray);
+    }
+
+    /** A delete asked of {@code from} replicas. */
+    public static Record tombstone(Version version, int from) {
         byte[] bytes = new byte[HEADER_BYTES];
-        writeHeader(bytes, version, true);
+        writeHeader(bytes, version, from, true);
         return new Record(bytes);
+    }
+
+    /** A delete whose {@code from} is not known. */
+    public static Record tombstone(Version version) {
+        return tombstone(version, UNKNOWN_FROM);
     }
 
     /** Reads a record as stored; rejects bytes that cannot be one (a corrupt or foreign entry). */
@@ -52,21 +72,21 @@ public final class Record {
         if (bytes.length < HEADER_BYTES) {
             throw new IllegalArgumentException("stored record is " + bytes.length + " bytes, shorter than its header");
         }
-        if ((bytes[FLAGS_OFFSET] & ~FLAG_TOMBSTONE) != 0) {
-            throw new IllegalArgumentException("stored record has unknown flags " + bytes[FLAGS_OFFSET]);
-        }
-        if (bytes[FLAGS_OFFSET] == FLAG_TOMBSTONE && bytes.length != HEADER_BYTES) {
+        if ((bytes[FLAGS_OFFSET] & FLAG_TOMBSTONE) != 0 && bytes.length != HEADER_BYTES) {
             throw new IllegalArgumentException("stored tombstone carries a value");
         }
         return new Record(bytes);
     }
 
-    private static void writeHeader(byte[] target, Version version, boolean tombstone) {
+    private static void writeHeader(byte[] target, Version version, int from, boolean tombstone) {
+        if (from < 0 || from > MAX_FROM) {
+            throw new IllegalArgumentException("a record keeps a from of 0 to " + MAX_FROM + ", not " + from);
+        }
         ByteBuffer.wrap(target)
                 .putLong(version.timestamp())
                 // Flipping the sign bit orders node ids, which may be negative, as unsigned bytes.
                 .putInt(version.node() ^ Integer.MIN_VALUE)
-                .put(tombstone ? FLAG_TOMBSTONE : 0);
+                .put((byte) (from << 1 | (tombstone ? FLAG_TOMBSTONE : 0)));
     }
 
     public Version version() {
@@ -75,7 +95,12 @@ public final class Record {
     }
 
     public boolean isTombstone() {
-        return bytes[FLAGS_OFFSET] == FLAG_TOMBSTONE;
+        return (bytes[FLAGS_OFFSET] & FLAG_TOMBSTONE) != 0;
+    }
+
+    /** How many replicas the write was asked of ({@code from}), or {@link #UNKNOWN_FROM}. */
+    public int from() {
+        return (bytes[FLAGS_OFFSET] & 0xff) >>> 1;
     }
 
     public int valueLength() {
@@ -101,6 +126,6 @@ public final class Record {
 
     @Override
     public String toString() {
-        return (isTombstone() ? "tombstone@" : "value[" + valueLength() + "]@") + version();
+        return (isTombstone() ? "tombstone@" : "value[" + valueLength() + "]@") + version() + " from " + from();
     }
 }

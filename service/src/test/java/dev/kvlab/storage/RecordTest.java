@@ -52,9 +52,22 @@ class RecordTest {
     @Test
     void bytesThatAreNotARecordAreRejected() {
         assertThatThrownBy(() -> Record.decode(bytes("short"))).hasMessageContaining("shorter than its header");
-        byte[] badFlags = TestStores.value(1, "x").encoded().clone();
-        badFlags[12] = 4;
-        assertThatThrownBy(() -> Record.decode(badFlags)).hasMessageContaining("unknown flags");
+        byte[] tombstoneWithValue = TestStores.value(1, "x").encoded().clone();
+        tombstoneWithValue[12] |= 1;
+        assertThatThrownBy(() -> Record.decode(tombstoneWithValue)).hasMessageContaining("tombstone carries a value");
+    }
+
+    @Test
+    void aRecordKeepsTheFromOfItsWriteBesideItsTombstoneFlag() {
+        Record value = Record.value(new Version(5, 1), 3, Record.newValueArray(0));
+        Record tombstone = Record.tombstone(new Version(5, 1), 127);
+
+        assertThat(Record.decode(value.encoded()).from()).isEqualTo(3);
+        assertThat(Record.decode(value.encoded()).isTombstone()).isFalse();
+        assertThat(Record.decode(tombstone.encoded()).from()).isEqualTo(127);
+        assertThat(Record.decode(tombstone.encoded()).isTombstone()).isTrue();
+        assertThat(TestStores.value(1, "x").from()).as("a record that does not say").isEqualTo(Record.UNKNOWN_FROM);
+        assertThatThrownBy(() -> Record.tombstone(new Version(5, 1), 128)).hasMessageContaining("0 to 127");
     }
 
     @Test
