@@ -14,6 +14,7 @@ import dev.kvlab.peer.PeerClient;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.LocalReplica;
+import dev.kvlab.replication.MissedWrites;
 import dev.kvlab.replication.ReadRepair;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationMetrics;
@@ -174,10 +175,15 @@ class NodeConfiguration {
         return factory;
     }
 
+    /** This node's replica and one client of each peer's, shared by the coordinator and the background work. */
     @Bean
-    Coordinator coordinator(TopologyProvider topology, LocalStore store, HybridLogicalClock clock, ReadRepair readRepair,
-                            ReplicationMetrics metrics, PeerClient peers) {
-        LocalReplica local = new LocalReplica(topology.current().self(), store);
-        return new Coordinator(topology, new ReplicaDirectory(local, peers::replicaOf), clock, readRepair, metrics);
+    ReplicaDirectory replicaDirectory(TopologyProvider topology, LocalStore store, PeerClient peers) {
+        return new ReplicaDirectory(new LocalReplica(topology.current().self(), store), peers::replicaOf);
+    }
+
+    @Bean
+    Coordinator coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock, ReadRepair readRepair,
+                            ReplicationMetrics metrics, MissedWrites hints) {
+        return new Coordinator(topology, replicas, clock, readRepair, metrics, hints);
     }
 }

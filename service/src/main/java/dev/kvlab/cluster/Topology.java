@@ -45,6 +45,25 @@ public final class Topology {
         return hashing.replicasFor(key, count);
     }
 
+    /**
+     * The nodes that own a key whose newest record was written at {@code from} replicas: its first
+     * {@code from}, or every node when the record does not say (0: written before records kept it)
+     * or asked for more than the cluster has now.
+     */
+    public List<String> ownersOf(byte[] key, int from) {
+        return hashing.replicasFor(key, from <= 0 || from > nodes.size() ? nodes.size() : from);
+    }
+
+    /** Whether {@code node} is one of {@link #ownersOf}. */
+    public boolean owns(String node, byte[] key, int from) {
+        return ownersOf(key, from).contains(node);
+    }
+
+    /** Whether this and {@code other} name the same nodes (whichever each calls itself). */
+    public boolean sameNodes(Topology other) {
+        return nodes.equals(other.nodes);
+    }
+
     @Override
     public boolean equals(Object other) {
         return other instanceof Topology that && nodes.equals(that.nodes) && self.equals(that.self);

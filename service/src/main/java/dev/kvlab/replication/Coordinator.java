@@ -37,16 +37,18 @@ public final class Coordinator {
     private final HybridLogicalClock clock;
     private final ReadRepair readRepair;
     private final ReplicationMetrics metrics;
+    private final MissedWrites missedWrites;
     /** Room for the warm-up's answers, which are empty: the key is never written. */
     private final MemoryBudget warmUpBudget = new MemoryBudget(1024);
 
     public Coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock,
-                       ReadRepair readRepair, ReplicationMetrics metrics) {
+                       ReadRepair readRepair, ReplicationMetrics metrics, MissedWrites missedWrites) {
         this.topology = topology;
         this.replicas = replicas;
         this.clock = clock;
         this.readRepair = readRepair;
         this.metrics = metrics;
+        this.missedWrites = missedWrites;
     }
 
     /**
@@ -134,8 +136,15 @@ public final class Coordinator {
                 .doOnError(metrics::replicaFailed);
     }
 
+    /** A remote replica that misses the write (its call failed or timed out) gets a hint of it, unless it refused its version. */
     private Mono<Replica> write(Replica replica, byte[] key, Record record) {
-        return replica.write(key, record).thenReturn(replica).doOnError(metrics::replicaFailed);
+        return replica.write(key, record).thenReturn(replica).doOnError(error -> {
+            metrics.replicaFailed(error);
+            if (!(replica instanceof LocalReplica) && !(error instanceof ReplicaRefusedException refused
+                    && refused.reason() == ReplicaRefusedException.Reason.VERSION_AHEAD)) {
+                missedWrites.missed(replica.node(), key, record);
+            }
+        });
     }
 
     /** A request's {@code ack/from} and the key's first {@code from} replicas it goes to. */

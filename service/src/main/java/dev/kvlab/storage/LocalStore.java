@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -123,6 +124,14 @@ public final class LocalStore implements AutoCloseable {
     public Flux<Entry> range(byte[] start, byte[] end) {
         return Flux.using(() -> store.range(start, end), cursor -> Flux.fromIterable(() -> cursor), RangeCursor::close)
                 .subscribeOn(executor.scheduler());
+    }
+
+    /**
+     * Runs {@code work} on the store in a task of the storage executor: for the node's background
+     * work (hints, repair, handoff), in steps small enough not to hold a storage thread long.
+     */
+    public <T> Mono<T> onStorage(Function<RocksStore, T> work) {
+        return Mono.fromCallable(() -> work.apply(store)).subscribeOn(executor.scheduler());
     }
 
     /** A RocksDB property such as {@code rocksdb.estimate-num-keys}; NaN once the store is closed. */

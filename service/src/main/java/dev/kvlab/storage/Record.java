@@ -98,6 +98,10 @@ public final class Record {
         return (bytes[FLAGS_OFFSET] & FLAG_TOMBSTONE) != 0;
     }
 
+    public RecordHeader header() {
+        return RecordHeader.of(bytes);
+    }
+
     /** How many replicas the write was asked of ({@code from}), or {@link #UNKNOWN_FROM}. */
     public int from() {
         return (bytes[FLAGS_OFFSET] & 0xff) >>> 1;

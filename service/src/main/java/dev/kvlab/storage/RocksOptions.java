@@ -30,6 +30,8 @@ final class RocksOptions implements AutoCloseable {
     private final List<RocksObject> handles = new ArrayList<>();
     final DBOptions database;
     final ColumnFamilyOptions columnFamily;
+    /** The side tables' (hints, meta): small, written with plain puts, kept apart from the records. */
+    final ColumnFamilyOptions sideFamily;
     final WriteOptions writeOptions;
     final ReadOptions pointReads;
 
@@ -78,6 +80,10 @@ final class RocksOptions implements AutoCloseable {
         // the free space and clears the background error that stopped writes (a flush or a WAL
         // append that found no space), instead of refusing writes until the node restarts.
         SstFileManager files = own(newSstFileManager());
+        sideFamily = own(new ColumnFamilyOptions())
+                .setWriteBufferSize(4 * 1024 * 1024)
+                .setCompressionType(CompressionType.LZ4_COMPRESSION);
+
         database = own(new DBOptions())
                 .setSstFileManager(files)
                 .setCreateIfMissing(true)

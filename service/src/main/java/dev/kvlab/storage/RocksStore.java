@@ -5,6 +5,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -14,9 +15,12 @@ import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.RocksDB;
+import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
 import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -36,23 +40,33 @@ public final class RocksStore implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(RocksStore.class);
     private static final byte[] RECORDS = "records".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] HINTS = "hints".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] META = "meta".getBytes(StandardCharsets.UTF_8);
 
     private final RocksOptions options;
     private final RocksDB db;
     /** Empty, unless a store of the first layout left records there ({@link LegacyLayout}). */
     private final ColumnFamilyHandle legacy;
     private final ColumnFamilyHandle records;
+    private final ColumnFamilyHandle hintsFamily;
+    private final ColumnFamilyHandle metaFamily;
+    private final SideTable hints;
+    private final SideTable meta;
     private final Set<RangeCursor> openCursors = ConcurrentHashMap.newKeySet();
     private final StorageHealth health = new StorageHealth();
     /** Operations hold the read side; close() takes the write side, so no call runs on a closed db. */
     private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private boolean closed;
 
-    private RocksStore(RocksOptions options, RocksDB db, ColumnFamilyHandle legacy, ColumnFamilyHandle records) {
+    private RocksStore(RocksOptions options, RocksDB db, List<ColumnFamilyHandle> families) {
         this.options = options;
         this.db = db;
-        this.legacy = legacy;
-        this.records = records;
+        this.legacy = families.get(0);
+        this.records = families.get(1);
+        this.hintsFamily = families.get(2);
+        this.metaFamily = families.get(3);
+        this.hints = new SideTable(this, hintsFamily);
+        this.meta = new SideTable(this, metaFamily);
     }
 
     public static RocksStore open(StorageProperties properties) {
@@ -65,12 +79,14 @@ public final class RocksStore implements AutoCloseable {
         RocksOptions options = new RocksOptions(properties);
         List<ColumnFamilyDescriptor> families = List.of(
                 new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, options.columnFamily),
-                new ColumnFamilyDescriptor(RECORDS, options.columnFamily));
+                new ColumnFamilyDescriptor(RECORDS, options.columnFamily),
+                new ColumnFamilyDescriptor(HINTS, options.sideFamily),
+                new ColumnFamilyDescriptor(META, options.sideFamily));
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         RocksStore store;
         try {
             RocksDB db = RocksDB.open(options.database, dir.toString(), families, handles);
-            store = new RocksStore(options, db, handles.get(0), handles.get(1));
+            store = new RocksStore(options, db, handles);
         } catch (RocksDBException e) {
             options.close();
             throw new StorageException("cannot open RocksDB in " + dir + ": " + e.getMessage(), e);
@@ -170,6 +186,83 @@ public final class RocksStore implements AutoCloseable {
         });
     }
 
+    /**
+     * Up to {@code limit} keys from {@code start} on, in key order, each with its record's header:
+     * for scans of the whole store in steps (repair, handoff), without copying values or filling
+     * the block cache.
+     */
+    public List<RecordHeader.Keyed> headers(byte[] start, int limit) {
+        return whileOpen("scan failed", () -> {
+            List<RecordHeader.Keyed> found = new ArrayList<>(Math.min(limit, 1024));
+            byte[] header = new byte[Record.HEADER_BYTES];
+            try (ReadOptions scan = RocksOptions.scanOptions(); RocksIterator iterator = db.newIterator(records, scan)) {
+                for (iterator.seek(start); iterator.isValid() && found.size() < limit; iterator.next()) {
+                    if (iterator.value(header) < Record.HEADER_BYTES) {
+                        throw new StorageException("a record shorter than its header under key " + Arrays.toString(iterator.key()));
+                    }
+                    found.add(new RecordHeader.Keyed(iterator.key(), RecordHeader.of(header)));
+                }
+                iterator.status();
+            }
+            return found;
+        });
+    }
+
+    /**
+     * Deletes each record that is still the one given, in one write: a record of its key written
+     * meanwhile stays. Takes the store for itself while it checks and deletes (writes are merges
+     * that take no lock), so callers keep the lists short.
+     */
+    public int deleteIfUnchanged(List<Entry> expected) {
+        lifecycle.writeLock().lock();
+        try {
+            if (closed) {
+                throw new StoreClosedException();
+            }
+            int deleted = 0;
+            try (WriteBatch batch = new WriteBatch()) {
+                for (Entry entry : expected) {
+                    byte[] stored = db.get(records, options.pointReads, entry.key());
+                    if (stored != null && Arrays.equals(stored, entry.record().encoded())) {
+                        batch.delete(records, entry.key());
+                        deleted++;
+                    }
+                }
+                db.write(options.writeOptions, batch);
+            }
+            return deleted;
+        } catch (RocksDBException e) {
+            throw failure("delete failed", e);
+        } finally {
+            lifecycle.writeLock().unlock();
+        }
+    }
+
+    /** Hints of writes that peers missed ({@code hints} column family). */
+    public SideTable hints() {
+        return hints;
+    }
+
+    /** What the node remembers about its cluster across restarts ({@code meta} column family). */
+    public SideTable meta() {
+        return meta;
+    }
+
+    /** A call on the open database for a {@link SideTable}, as {@link #whileOpen} runs it. */
+    <T> T call(String failure, DatabaseFunction<T> call) {
+        return whileOpen(failure, () -> call.apply(db));
+    }
+
+    WriteOptions writeOptions() {
+        return options.writeOptions;
+    }
+
+    /** A call that takes the open database. */
+    @FunctionalInterface
+    interface DatabaseFunction<T> {
+        T apply(RocksDB db) throws RocksDBException;
+    }
+
     /** Cursors not closed yet; a stream that ended or was cancelled leaves none behind. */
     int openCursors() {
         return openCursors.size();
@@ -216,14 +309,19 @@ public final class RocksStore implements AutoCloseable {
             }
             return call.call();
         } catch (RocksDBException e) {
-            if (e.getStatus() != null && e.getStatus().getSubCode() == Status.SubCode.NoSpace) {
-                throw new StorageFullException("the node's disk is full (" + e.getMessage()
-                        + "): it stores no writes until space returns; reads go on", e);
-            }
-            throw new StorageException(failure + ": " + e.getMessage(), e);
+            throw failure(failure, e);
         } finally {
             lifecycle.readLock().unlock();
         }
+    }
+
+    /** A RocksDB error as the node's exception: a full disk says so. */
+    private static StorageException failure(String what, RocksDBException e) {
+        if (e.getStatus() != null && e.getStatus().getSubCode() == Status.SubCode.NoSpace) {
+            return new StorageFullException("the node's disk is full (" + e.getMessage()
+                    + "): it stores no writes until space returns; reads go on", e);
+        }
+        return new StorageException(what + ": " + e.getMessage(), e);
     }
 
     /** Closes open cursors, then the database (flushing nothing: the WAL has every write), then the options. */
@@ -240,6 +338,8 @@ public final class RocksStore implements AutoCloseable {
             }
             legacy.close();
             records.close();
+            hintsFamily.close();
+            metaFamily.close();
             db.close();
             options.close();
         } finally {

@@ -1,0 +1,114 @@
+package dev.kvlab.heal;
+
+import dev.kvlab.cluster.Topology;
+import dev.kvlab.cluster.TopologyProvider;
+import dev.kvlab.replication.Replica;
+import dev.kvlab.replication.ReplicaDirectory;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Replays hints ({@link HintStore}) to the peers that missed them, once they answer again: every
+ * {@code replayInterval}, for each peer with hints, the oldest are sent as ordinary replica writes
+ * (their versions make a replay that comes twice harmless) and forgotten once the peer took them.
+ * A peer that fails stops its replay until the next tick. Throttled to {@code replayRate} bytes per
+ * second per peer. Hints of a node that has left the topology are dropped: repair and the handoff
+ * place its data now.
+ */
+public final class HintReplayer implements AutoCloseable {
+
+    private static final Logger log = LoggerFactory.getLogger(HintReplayer.class);
+    /** Hints sent in one step at the most, in bytes. */
+    private static final long STEP_BYTES = 256 * 1024;
+
+    private final HintStore hints;
+    private final TopologyProvider topology;
+    private final ReplicaDirectory replicas;
+    private final HealingProperties.Hints limits;
+    private final AtomicBoolean running = new AtomicBoolean();
+    private final AtomicLong replayed = new AtomicLong();
+    private Disposable ticks;
+
+    public HintReplayer(HintStore hints, TopologyProvider topology, ReplicaDirectory replicas, HealingProperties.Hints limits) {
+        this.hints = hints;
+        this.topology = topology;
+        this.replicas = replicas;
+        this.limits = limits;
+    }
+
+    public HintReplayer start() {
+        ticks = Flux.interval(limits.replayInterval(), limits.replayInterval(), Schedulers.single())
+                .onBackpressureDrop()
+                .concatMap(tick -> replayAll().onErrorResume(error -> {
+                    log.warn("replaying hints failed: {}", error.toString());
+                    return Mono.empty();
+                }), 1)
+                .subscribe();
+        return this;
+    }
+
+    /** Replays the hints of every peer that has some; the next call waits for this one. */
+    public Mono<Void> replayAll() {
+        return Mono.defer(() -> {
+            if (!running.compareAndSet(false, true)) {
+                return Mono.empty();
+            }
+            Topology current = topology.current();
+            return Flux.fromIterable(hints.pending().keySet())
+                    .concatMap(node -> current.nodes().contains(node) && !node.equals(current.self())
+                            ? replay(node, replicas.replicaOf(node, current))
+                            : forget(node))
+                    .then()
+                    .doFinally(signal -> running.set(false));
+        });
+    }
+
+    /** Steps of the peer's oldest hints, until none are left or the peer fails one. */
+    private Mono<Void> replay(String node, Replica replica) {
+        return hints.oldest(node, Math.min(STEP_BYTES, limits.replayRate().toBytes()))
+                .flatMap(step -> {
+                    if (step.isEmpty()) {
+                        return Mono.empty();
+                    }
+                    long bytes = step.stream().mapToLong(Hint::encodedBytes).sum();
+                    return Flux.fromIterable(step)
+                            .flatMap(hint -> replica.write(hint.key(), hint.record()), 64)
+                            .then(hints.remove(node, step))
+                            .doOnSuccess(done -> {
+                                replayed.addAndGet(step.size());
+                                log.debug("replayed {} hints to {}", step.size(), node);
+                            })
+                            .then(Mono.delay(Duration.ofMillis(bytes * 1000 / limits.replayRate().toBytes())))
+                            .then(Mono.defer(() -> replay(node, replica)));
+                })
+                .onErrorResume(unreachable -> {
+                    log.debug("{} does not take its hints yet: {}", node, unreachable.toString());
+                    return Mono.empty();
+                });
+    }
+
+    /** Drops the hints of a node that is no longer in the topology. */
+    private Mono<Void> forget(String node) {
+        return hints.oldest(node, Long.MAX_VALUE)
+                .flatMap(all -> all.isEmpty() ? Mono.<Void>empty() : hints.remove(node, all).then(Mono.defer(() -> forget(node))));
+    }
+
+    /** Hints replayed since the node started. */
+    public long replayed() {
+        return replayed.get();
+    }
+
+    @Override
+    public void close() {
+        if (ticks != null) {
+            ticks.dispose();
+        }
+    }
+}
