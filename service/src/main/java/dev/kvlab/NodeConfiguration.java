@@ -15,6 +15,7 @@ import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.LocalReplica;
 import dev.kvlab.replication.MissedWrites;
+import dev.kvlab.replication.PreviousOwners;
 import dev.kvlab.replication.ReadRepair;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationMetrics;
@@ -183,7 +184,7 @@ class NodeConfiguration {
 
     @Bean
     Coordinator coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock, ReadRepair readRepair,
-                            ReplicationMetrics metrics, MissedWrites hints) {
-        return new Coordinator(topology, replicas, clock, readRepair, metrics, hints);
+                            ReplicationMetrics metrics, MissedWrites hints, PreviousOwners previousOwners) {
+        return new Coordinator(topology, replicas, clock, readRepair, metrics, hints, previousOwners);
     }
 }

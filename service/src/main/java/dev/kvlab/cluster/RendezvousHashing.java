@@ -49,7 +49,7 @@ public final class RendezvousHashing {
     }
 
     /** FNV-1a over the bytes, then a full-avalanche finalizer so that nearby inputs score apart. */
-    static long hash(byte[] bytes) {
+    public static long hash(byte[] bytes) {
         long hash = 0xcbf29ce484222325L;
         for (byte b : bytes) {
             hash = (hash ^ (b & 0xff)) * 0x100000001b3L;
@@ -58,7 +58,7 @@ public final class RendezvousHashing {
     }
 
     /** MurmurHash3's 64-bit finalizer (fmix64): a bijection in which every input bit flips about half the output bits. */
-    static long mix(long value) {
+    public static long mix(long value) {
         long h = value;
         h ^= h >>> 33;
         h *= 0xff51afd7ed558ccdL;

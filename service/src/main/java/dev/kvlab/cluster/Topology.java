@@ -11,7 +11,7 @@ public final class Topology {
 
     private final List<String> nodes;
     private final String self;
-    private final RendezvousHashing hashing;
+    private final Ownership ownership;
 
     public Topology(List<String> nodes, String self) {
         if (nodes.isEmpty()) {
@@ -25,7 +25,7 @@ public final class Topology {
         }
         this.nodes = List.copyOf(nodes);
         this.self = self;
-        this.hashing = new RendezvousHashing(this.nodes);
+        this.ownership = new Ownership(this.nodes);
     }
 
     public List<String> nodes() {
@@ -42,26 +42,12 @@ public final class Topology {
 
     /** The key's first {@code count} replicas, in rendezvous order. */
     public List<String> replicasFor(byte[] key, int count) {
-        return hashing.replicasFor(key, count);
+        return ownership.replicasFor(key, count);
     }
 
-    /**
-     * The nodes that own a key whose newest record was written at {@code from} replicas: its first
-     * {@code from}, or every node when the record does not say (0: written before records kept it)
-     * or asked for more than the cluster has now.
-     */
-    public List<String> ownersOf(byte[] key, int from) {
-        return hashing.replicasFor(key, from <= 0 || from > nodes.size() ? nodes.size() : from);
-    }
-
-    /** Whether {@code node} is one of {@link #ownersOf}. */
-    public boolean owns(String node, byte[] key, int from) {
-        return ownersOf(key, from).contains(node);
-    }
-
-    /** Whether this and {@code other} name the same nodes (whichever each calls itself). */
-    public boolean sameNodes(Topology other) {
-        return nodes.equals(other.nodes);
+    /** Which nodes own which keys in this topology ({@link Ownership}). */
+    public Ownership ownership() {
+        return ownership;
     }
 
     @Override

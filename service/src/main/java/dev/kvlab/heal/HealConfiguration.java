@@ -3,15 +3,21 @@ package dev.kvlab.heal;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.RepairClient;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.storage.LocalStore;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.List;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** How the cluster heals itself: hints of missed writes, replayed. */
+/**
+ * How the cluster heals itself and follows its topology: hints of missed writes, replayed;
+ * anti-entropy repair rounds between replicas; records handed to their owners as the topology
+ * changes, and tombstones purged once repair has covered them.
+ */
 @Configuration(proxyBeanMethods = false)
 public class HealConfiguration {
 
@@ -34,10 +40,68 @@ public class HealConfiguration {
     @Bean(destroyMethod = "close")
     HintReplayer hintReplayer(HintStore hints, TopologyProvider topology, ReplicaDirectory replicas, HealingProperties properties,
                               MeterRegistry registry) {
-        HintReplayer replayer = new HintReplayer(hints, topology, replicas, properties.hints()).start();
+        HintReplayer replayer = new HintReplayer(hints, topology, replicas, properties.hints());
         FunctionCounter.builder("kvlab.hints.replayed", replayer, HintReplayer::replayed)
                 .description("Hints replayed to the peers that had missed them")
                 .register(registry);
         return replayer;
+    }
+
+    @Bean(destroyMethod = "close")
+    TopologyHistory topologyHistory(TopologyProvider topology, LocalStore store, WallClock clock, HealingProperties properties,
+                                    MeterRegistry registry) {
+        TopologyHistory history = new TopologyHistory(topology, store, clock, properties.handoff().window()).load();
+        Gauge.builder("kvlab.topology.nodes", history, h -> h.current().size())
+                .description("Nodes in the topology this node reckons by")
+                .register(registry);
+        return history;
+    }
+
+    @Bean
+    TombstoneGrace tombstoneGrace(HealingProperties properties, WallClock clock) {
+        return new TombstoneGrace(properties.repair().tombstoneGrace(), clock);
+    }
+
+    @Bean(destroyMethod = "close")
+    RepairService repairService(TopologyHistory topology, LocalStore store, ReplicaDirectory replicas, RepairClient client,
+                                MemoryBudget budget, HealingProperties properties, TombstoneGrace grace, WallClock clock,
+                                MeterRegistry registry) {
+        RepairService repair = new RepairService(topology, store, replicas, client, budget, properties.repair(), grace, clock);
+        FunctionCounter.builder("kvlab.repair.rounds", repair, RepairService::roundsComplete)
+                .description("Repair rounds this node ran with its peers, by outcome").tag("outcome", "complete").register(registry);
+        FunctionCounter.builder("kvlab.repair.rounds", repair, RepairService::roundsFailed)
+                .description("Repair rounds this node ran with its peers, by outcome").tag("outcome", "failed").register(registry);
+        FunctionCounter.builder("kvlab.repair.keys.compared", repair, RepairService::keysCompared)
+                .description("Keys of differing buckets compared one by one in repair rounds").register(registry);
+        FunctionCounter.builder("kvlab.repair.records", repair, RepairService::recordsSent)
+                .description("Records that differed, copied by repair rounds, by direction").tag("direction", "sent").register(registry);
+        FunctionCounter.builder("kvlab.repair.records", repair, RepairService::recordsReceived)
+                .description("Records that differed, copied by repair rounds, by direction").tag("direction", "received").register(registry);
+        return repair;
+    }
+
+    @Bean(destroyMethod = "close")
+    Handoff handoff(TopologyHistory topology, LocalStore store, ReplicaDirectory replicas, MemoryBudget budget, TombstoneGrace grace,
+                    RepairService repair, HealingProperties properties, WallClock clock, MeterRegistry registry) {
+        Handoff handoff = new Handoff(topology, store, replicas, budget, grace, repair, properties, clock);
+        FunctionCounter.builder("kvlab.handoff.records.moved", handoff, Handoff::moved)
+                .description("Records deleted here once the owners they were handed to held them").register(registry);
+        FunctionCounter.builder("kvlab.tombstones.purged", handoff, Handoff::purged)
+                .description("Tombstones purged once their grace ended and repair covered them").register(registry);
+        Gauge.builder("kvlab.handoff.leaving", handoff, h -> h.leaving() == null ? 0 : 1)
+                .description("1 while this node leaves the cluster, handing its records to the nodes that stay").register(registry);
+        return handoff;
+    }
+
+    /** Replaying hints, repair, handoff and watching the topology run while the node serves. */
+    @Bean
+    BackgroundLifecycle backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff) {
+        return new BackgroundLifecycle(List.of(topology, hints, repair, handoff));
+    }
+
+    @Bean
+    ClusterEndpoint clusterEndpoint(TopologyHistory topology, HintStore hints, RepairService repair, Handoff handoff,
+                                    HealingProperties properties) {
+        return new ClusterEndpoint(topology, hints, repair, handoff, properties);
     }
 }

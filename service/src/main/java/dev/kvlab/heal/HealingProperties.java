@@ -60,9 +60,16 @@ public record HealingProperties(
     }
 
     /**
-     * @param window how long after a topology change a read that found nothing on the key's owners
-     *               also asks the owners of the topology before, while the data moves
+     * @param interval how often the node looks for records it does not own (and tombstones whose
+     *                 time has come) when the topology has not changed
+     * @param settle   how long after a topology change the node waits before its records move,
+     *                 so a change seen in steps moves them once
+     * @param window   how long after a topology change a read that found nothing on the key's
+     *                 owners also asks the owners of the topology before, while the data moves
      */
-    public record Handoff(@NotNull @DefaultValue("10m") Duration window) {
+    public record Handoff(
+            @NotNull @DefaultValue("10m") Duration interval,
+            @NotNull @DefaultValue("5s") Duration settle,
+            @NotNull @DefaultValue("10m") Duration window) {
     }
 }

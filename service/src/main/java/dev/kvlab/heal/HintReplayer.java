@@ -22,7 +22,7 @@ import reactor.core.scheduler.Schedulers;
  * second per peer. Hints of a node that has left the topology are dropped: repair and the handoff
  * place its data now.
  */
-public final class HintReplayer implements AutoCloseable {
+public final class HintReplayer implements BackgroundWork {
 
     private static final Logger log = LoggerFactory.getLogger(HintReplayer.class);
     /** Hints sent in one step at the most, in bytes. */
@@ -43,7 +43,8 @@ public final class HintReplayer implements AutoCloseable {
         this.limits = limits;
     }
 
-    public HintReplayer start() {
+    @Override
+    public void start() {
         ticks = Flux.interval(limits.replayInterval(), limits.replayInterval(), Schedulers.single())
                 .onBackpressureDrop()
                 .concatMap(tick -> replayAll().onErrorResume(error -> {
@@ -51,7 +52,6 @@ public final class HintReplayer implements AutoCloseable {
                     return Mono.empty();
                 }), 1)
                 .subscribe();
-        return this;
     }
 
     /** Replays the hints of every peer that has some; the next call waits for this one. */

@@ -57,6 +57,7 @@ public final class HttpErrors {
             case RejectedExecutionException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, "the node is overloaded, retry later");
             case OverBudgetException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
             case TooManyStreamsException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
+            case ConflictException e -> NettyResponses.plain(response, HttpResponseStatus.CONFLICT, e.getMessage());
             case StorageFullException e -> NettyResponses.plain(response, HttpResponseStatus.INSUFFICIENT_STORAGE, e.getMessage());
             default -> {
                 log.error("{} {} failed", request.method(), request.fullPath(), error);

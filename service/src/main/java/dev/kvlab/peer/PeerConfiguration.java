@@ -54,10 +54,10 @@ public class PeerConfiguration {
 
     @Bean
     ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, ApiProperties api,
-                                  MemoryBudget budget, ReplicationProperties replication) {
+                                  MemoryBudget budget, ReplicationProperties replication, RepairResponder repair) {
         StreamAdmission rangeStreams = new StreamAdmission(replication.maxRangeStreams(), ChunkedStream.reservation(api.largestEntry()),
                 budget, "records streams (kvlab.replication.max-range-streams)");
-        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), budget, rangeStreams, replication.batch());
+        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), budget, rangeStreams, repair, replication.batch());
     }
 
     @Bean
@@ -123,6 +123,15 @@ public class PeerConfiguration {
     /** The request target a server sees: the raw path and query. */
     private static String target(URI url) {
         return url.getRawQuery() == null ? url.getRawPath() : url.getRawPath() + '?' + url.getRawQuery();
+    }
+
+    /**
+     * The initiator's end of repair rounds. A peer scans its store, paced, before it answers: ten
+     * minutes covers a scan of about a hundred million keys at the default rate.
+     */
+    @Bean
+    RepairClient repairClient(WebClient replicaClient) {
+        return new RepairClient(replicaClient, Duration.ofMinutes(10), RequestParameters.MAX_KEY_BYTES);
     }
 
     @Bean

@@ -14,6 +14,7 @@ import dev.kvlab.memory.OverBudgetException;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.replication.VersionTooFarAheadException;
+import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
@@ -23,7 +24,9 @@ import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaders;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiFunction;
@@ -44,25 +47,30 @@ import reactor.netty.http.server.HttpServerRoutes;
  */
 final class ReplicaHandler {
 
+    /** A repair request names the nodes and holds a bitmap of buckets: a few hundred KiB at the most. */
+    private static final int MAX_REPAIR_REQUEST_BYTES = 1 << 20;
+
     private final LocalStore store;
     private final HybridLogicalClock clock;
     private final PeerAuthentication authentication;
     private final DataSize maxValueSize;
     private final MemoryBudget budget;
     private final StreamAdmission rangeStreams;
+    private final RepairResponder repair;
     private final ValueReader values;
     private final ReplicationProperties.Batch batchLimits;
     private final long maxBatchBytes;
     private final Sinks.Empty<Void> stopping = Sinks.empty();
 
     ReplicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, DataSize maxValueSize,
-                   MemoryBudget budget, StreamAdmission rangeStreams, ReplicationProperties.Batch batchLimits) {
+                   MemoryBudget budget, StreamAdmission rangeStreams, RepairResponder repair, ReplicationProperties.Batch batchLimits) {
         this.store = store;
         this.clock = clock;
         this.authentication = authentication;
         this.maxValueSize = maxValueSize;
         this.budget = budget;
         this.rangeStreams = rangeStreams;
+        this.repair = repair;
         this.values = new ValueReader(maxValueSize, budget);
         this.batchLimits = batchLimits;
         // A sender fills a batch up to max-bytes, or sends one larger call alone.
@@ -78,7 +86,10 @@ final class ReplicaHandler {
                 .get(ReplicaProtocol.RECORD_PATH, peersOnly(this::read))
                 .put(ReplicaProtocol.RECORD_PATH, peersOnly(this::write))
                 .delete(ReplicaProtocol.RECORD_PATH, peersOnly(this::delete))
-                .get(ReplicaProtocol.RECORDS_PATH, peersOnly(this::records));
+                .get(ReplicaProtocol.RECORDS_PATH, peersOnly(this::records))
+                .post(ReplicaProtocol.REPAIR_BUCKETS_PATH, peersOnly(this::repairBuckets))
+                .post(ReplicaProtocol.REPAIR_DIGESTS_PATH, peersOnly(this::repairDigests))
+                .post(ReplicaProtocol.REPAIR_DONE_PATH, peersOnly(this::repairDone));
     }
 
     /**
@@ -191,6 +202,64 @@ final class ReplicaHandler {
             return ChunkedStream.send(response, store.range(start, end)
                     .map(entry -> NettyDataBufferFactory.toByteBuf(RecordFrames.encode(entry, buffers))));
         });
+    }
+
+    /** A repair round's first step: the hashes of the buckets of what this node shares with the initiator. */
+    private Mono<Void> repairBuckets(HttpServerRequest request, HttpServerResponse response) {
+        return repairRequest(request)
+                .flatMap(repair::buckets)
+                .flatMap(hashes -> {
+                    ByteBuffer body = ByteBuffer.allocate(hashes.length * Long.BYTES);
+                    body.asLongBuffer().put(hashes);
+                    return response.status(HttpResponseStatus.OK)
+                            .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                            .send(Mono.just(Unpooled.wrappedBuffer(body.array())))
+                            .then();
+                });
+    }
+
+    /** A repair round's second step: the keys and headers of the shared records in the differing buckets. */
+    private Mono<Void> repairDigests(HttpServerRequest request, HttpServerResponse response) {
+        return repairRequest(request).flatMap(asked -> rangeStreams.admit(() -> {
+            response.header(HttpHeaderNames.CONTENT_TYPE, ReplicaProtocol.RECORDS_MEDIA_TYPE);
+            NettyDataBufferFactory buffers = new NettyDataBufferFactory(response.alloc());
+            return ChunkedStream.send(response, repair.digests(asked)
+                    .map(keyed -> NettyDataBufferFactory.toByteBuf(RecordFrames.encode(new Entry(keyed.key(), Record.of(keyed.header())), buffers))));
+        }));
+    }
+
+    /** A repair round's end, as its initiator reports it: {@code [initiator length:2][initiator][started ms:8]}. */
+    private Mono<Void> repairDone(HttpServerRequest request, HttpServerResponse response) {
+        return boundedBody(request).map(body -> {
+            try {
+                byte[] initiator = new byte[Short.toUnsignedInt(body.getShort())];
+                body.get(initiator);
+                repair.roundDone(new String(initiator, StandardCharsets.UTF_8), body.getLong());
+                return true;
+            } catch (BufferUnderflowException e) {
+                throw new BadRequestException("a repair round's end cut short");
+            }
+        }).then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.NO_CONTENT)));
+    }
+
+    private Mono<RepairRequest> repairRequest(HttpServerRequest request) {
+        return boundedBody(request).map(body -> {
+            try {
+                return RepairRequest.decode(body);
+            } catch (IllegalArgumentException e) {
+                throw new BadRequestException("bad repair request: " + e.getMessage());
+            }
+        });
+    }
+
+    /** A small body with a Content-Length: a repair request or report. */
+    private static Mono<ByteBuffer> boundedBody(HttpServerRequest request) {
+        long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
+        if (length < 0 || length > MAX_REPAIR_REQUEST_BYTES) {
+            return Mono.error(new BadRequestException("a repair request needs a Content-Length of at most " + MAX_REPAIR_REQUEST_BYTES));
+        }
+        return request.receive().aggregate().asByteArray().map(ByteBuffer::wrap)
+                .switchIfEmpty(Mono.error(() -> new BadRequestException("a repair request has a body")));
     }
 
     /** Ends the coordinators' streams: called as the node starts to stop, before the server drains. */

@@ -20,6 +20,12 @@ package dev.kvlab.peer;
  *   <li>{@code PUT /internal/v1/record?id=} stores the body under the version header (201);</li>
  *   <li>{@code DELETE /internal/v1/record?id=} stores a tombstone under the version header (202)
  *       (these three single calls are there for people and tools looking at one replica);</li>
+ *   <li>{@code POST /internal/v1/repair/buckets}, {@code .../digests} and {@code .../done}: a
+ *       repair round ({@link RepairRequest}): the bucket hashes of the records two nodes share
+ *       (200: buckets of 8 bytes; 409 when the peer reckons by another topology), the keys and
+ *       headers of the shared records of the buckets that differ, streamed as {@link RecordFrames}
+ *       whose records are headers alone, and the round's end ({@code [initiator length:2]
+ *       [initiator][started ms:8]}, 204);</li>
  *   <li>{@code GET /internal/v1/records?start=&end=} streams the replica's records, tombstones
  *       included, in key order, each framed as {@code [key length:4][key][record length:4][record]},
  *       the record in its stored form ({@link RecordFrames}).</li>
@@ -31,6 +37,12 @@ public final class ReplicaProtocol {
     public static final String RECORDS_PATH = "/internal/v1/records";
     public static final String BATCH_PATH = "/internal/v1/batch";
     public static final String STREAM_PATH = "/internal/v1/stream";
+    /** Repair, a round's first step: the hashes of the buckets of the records both nodes share. */
+    public static final String REPAIR_BUCKETS_PATH = "/internal/v1/repair/buckets";
+    /** Repair, a round's second step: the keys and headers of the shared records in differing buckets. */
+    public static final String REPAIR_DIGESTS_PATH = "/internal/v1/repair/digests";
+    /** Repair, a round's end: the responder learns that the round covered what they share. */
+    public static final String REPAIR_DONE_PATH = "/internal/v1/repair/done";
     public static final String VERSION_HEADER = "X-Kvlab-Version";
     public static final String TOMBSTONE_HEADER = "X-Kvlab-Tombstone";
     /** The content type of a records stream. */

@@ -38,17 +38,19 @@ public final class Coordinator {
     private final ReadRepair readRepair;
     private final ReplicationMetrics metrics;
     private final MissedWrites missedWrites;
+    private final PreviousOwners previousOwners;
     /** Room for the warm-up's answers, which are empty: the key is never written. */
     private final MemoryBudget warmUpBudget = new MemoryBudget(1024);
 
     public Coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock,
-                       ReadRepair readRepair, ReplicationMetrics metrics, MissedWrites missedWrites) {
+                       ReadRepair readRepair, ReplicationMetrics metrics, MissedWrites missedWrites, PreviousOwners previousOwners) {
         this.topology = topology;
         this.replicas = replicas;
         this.clock = clock;
         this.readRepair = readRepair;
         this.metrics = metrics;
         this.missedWrites = missedWrites;
+        this.previousOwners = previousOwners;
     }
 
     /**
@@ -79,14 +81,15 @@ public final class Coordinator {
                 quorum.all().doFinally(done -> release.run()).subscribe(all -> readRepair.repair(key, all));
                 answers = quorum.enough().doOnError(hopeless -> release.run());
             }
-            return counted(answers, asked.count(), "get").mapNotNull(enough -> {
-                Record newest = ReplicaAnswer.newest(enough);
-                if (newest == null) {
-                    return null;
-                }
-                clock.observe(newest.version());
-                return newest.isTombstone() ? null : newest;
-            });
+            return counted(answers, asked.count(), "get")
+                    .flatMap(enough -> {
+                        Record newest = ReplicaAnswer.newest(enough);
+                        return newest != null ? Mono.just(newest) : movedAway(key, asked, lease);
+                    })
+                    .mapNotNull(newest -> {
+                        clock.observe(newest.version());
+                        return newest.isTombstone() ? null : newest;
+                    });
         });
     }
 
@@ -134,6 +137,35 @@ public final class Coordinator {
         return replica.read(key, lease)
                 .map(found -> new ReplicaAnswer(replica, found.orElse(null)))
                 .doOnError(metrics::replicaFailed);
+    }
+
+    /**
+     * The key's record on the owners it had before the topology last changed, when its owners now
+     * have none: while records move to their new owners, reads keep finding them. Asked once more
+     * of the owners now when the old ones have none, since a move may have ended meanwhile (a
+     * record leaves its old owner only once its new owners hold it). Replicas that fail are left
+     * out: this is a fallback, not a quorum.
+     */
+    private Mono<Record> movedAway(byte[] key, Asked asked, MemoryBudget.Lease lease) {
+        Topology current = topology.current();
+        List<String> askedNodes = asked.replicas().stream().map(Replica::node).toList();
+        List<Replica> previous = previousOwners.of(key, asked.count().from()).stream()
+                .filter(node -> !askedNodes.contains(node))
+                .map(node -> replicas.replicaOf(node, current))
+                .toList();
+        if (previous.isEmpty()) {
+            return Mono.empty();
+        }
+        return newestOf(previous, key, lease)
+                .switchIfEmpty(Mono.defer(() -> newestOf(asked.replicas(), key, lease)))
+                .doOnNext(found -> metrics.readFromPreviousOwners());
+    }
+
+    private Mono<Record> newestOf(List<Replica> asked, byte[] key, MemoryBudget.Lease lease) {
+        return Flux.fromIterable(asked)
+                .flatMap(replica -> read(replica, key, lease).onErrorResume(unreachable -> Mono.empty()))
+                .collectList()
+                .mapNotNull(ReplicaAnswer::newest);
     }
 
     /** A remote replica that misses the write (its call failed or timed out) gets a hint of it, unless it refused its version. */

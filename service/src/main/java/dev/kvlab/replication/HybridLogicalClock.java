@@ -47,7 +47,12 @@ public final class HybridLogicalClock {
 
     /** How far the version's wall-clock part is ahead of this node's clock, in milliseconds (negative: behind). */
     public long aheadMillis(Version version) {
-        return (version.timestamp() >>> COUNTER_BITS) - wallMillis.getAsLong();
+        return wallMillisOf(version) - wallMillis.getAsLong();
+    }
+
+    /** The wall-clock part of a version: when, in milliseconds since the epoch, its write was made. */
+    public static long wallMillisOf(Version version) {
+        return version.timestamp() >>> COUNTER_BITS;
     }
 
     /**

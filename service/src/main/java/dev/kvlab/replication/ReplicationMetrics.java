@@ -15,6 +15,7 @@ public final class ReplicationMetrics {
     private final Counter replicaTimeouts;
     private final Counter replicaErrors;
     private final DistributionSummary batchCalls;
+    private final Counter previousOwnerReads;
     private final MeterRegistry registry;
 
     public ReplicationMetrics(MeterRegistry registry) {
@@ -25,6 +26,12 @@ public final class ReplicationMetrics {
                 .description("Replica calls that failed, by reason").tag("reason", "error").register(registry);
         this.batchCalls = DistributionSummary.builder("kvlab.replica.batch.calls")
                 .description("Calls per batch sent to a peer: 1 when idle, more under load").register(registry);
+        this.previousOwnerReads = Counter.builder("kvlab.handoff.previous.owner.reads")
+                .description("Reads answered from a key's owners before the last topology change, while its records move").register(registry);
+    }
+
+    void readFromPreviousOwners() {
+        previousOwnerReads.increment();
     }
 
     public void batchSent(int calls) {

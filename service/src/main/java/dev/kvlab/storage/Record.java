@@ -67,6 +67,11 @@ public final class Record {
         return tombstone(version, UNKNOWN_FROM);
     }
 
+    /** A record of the header alone, with no value: what repair sends of a record to compare it. */
+    public static Record of(RecordHeader header) {
+        return header.tombstone() ? tombstone(header.version(), header.from()) : value(header.version(), header.from(), newValueArray(0));
+    }
+
     /** Reads a record as stored; rejects bytes that cannot be one (a corrupt or foreign entry). */
     public static Record decode(byte[] bytes) {
         if (bytes.length < HEADER_BYTES) {

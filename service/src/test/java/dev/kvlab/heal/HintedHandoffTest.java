@@ -39,8 +39,9 @@ class HintedHandoffTest {
             assertThat(cluster.client(i % 2).put("written-" + i, bytes("value " + i), "2/3").statusCode()).isEqualTo(201);
             assertThat(cluster.client(i % 2).delete("deleted-" + i, "2/3").statusCode()).isEqualTo(202);
         }
-        long kept = cluster.bean(0, HintStore.class).pendingCount() + cluster.bean(1, HintStore.class).pendingCount();
-        assertThat(kept).as("hints kept for node 2 by the coordinators").isEqualTo(2L * KEYS);
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(
+                cluster.bean(0, HintStore.class).pendingCount() + cluster.bean(1, HintStore.class).pendingCount())
+                .as("hints kept for node 2 by the coordinators").isEqualTo(2L * KEYS));
 
         cluster.startNode(2);
 
@@ -60,7 +61,8 @@ class HintedHandoffTest {
                 "kvlab.heal.hints.replay-interval", "200ms", "kvlab.heal.repair.enabled", "false"));
         cluster.stopNode(1);
         assertThat(cluster.client(0).put("kept-across-restart", bytes("v"), "1/2").statusCode()).isEqualTo(201);
-        assertThat(cluster.bean(0, HintStore.class).pendingCount()).isEqualTo(1);
+        // The hint is stored in the background, after the write was acknowledged.
+        await().atMost(Duration.ofSeconds(5)).until(() -> cluster.bean(0, HintStore.class).pendingCount() == 1);
 
         cluster.stopNode(0);
         cluster.startNode(0);

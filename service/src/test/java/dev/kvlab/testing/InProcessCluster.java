@@ -29,14 +29,18 @@ public final class InProcessCluster implements AutoCloseable {
     private final int[] replicaPorts;
     private final Path[] dirs;
     private final ConfigurableApplicationContext[] nodes;
+    /** The nodes of the cluster's node list now: the first {@code members} of the ports. */
+    private int members;
     private final Map<String, String> extraProperties;
     /** Settings of one node only, such as a clock that runs ahead. */
     private final IntFunction<Map<String, String>> nodeProperties;
     /** The cluster's secret: the nodes sign their replica calls with it, and so do this fixture's clients. */
     private final String secret = UUID.randomUUID().toString();
 
-    private InProcessCluster(int size, boolean replicaPorts, Map<String, String> extraProperties,
+    private InProcessCluster(int size, int maxSize, boolean replicaPorts, Map<String, String> extraProperties,
                              IntFunction<Map<String, String>> nodeProperties) throws IOException {
+        this.members = size;
+        size = maxSize;
         this.ports = new int[size];
         this.replicaPorts = replicaPorts ? new int[size] : null;
         this.dirs = new Path[size];
@@ -83,7 +87,17 @@ public final class InProcessCluster implements AutoCloseable {
 
     private static InProcessCluster start(int size, boolean replicaPorts, Map<String, String> properties,
                                           IntFunction<Map<String, String>> nodeProperties) throws IOException {
-        InProcessCluster cluster = new InProcessCluster(size, replicaPorts, properties, nodeProperties);
+        return start(size, size, replicaPorts, properties, nodeProperties);
+    }
+
+    /** A cluster of {@code size} nodes that can grow to {@code maxSize} ({@link #resize}). */
+    public static InProcessCluster startResizable(int size, int maxSize, Map<String, String> properties) throws IOException {
+        return start(size, maxSize, false, properties, node -> Map.of());
+    }
+
+    private static InProcessCluster start(int size, int maxSize, boolean replicaPorts, Map<String, String> properties,
+                                          IntFunction<Map<String, String>> nodeProperties) throws IOException {
+        InProcessCluster cluster = new InProcessCluster(size, maxSize, replicaPorts, properties, nodeProperties);
         try {
             for (int i = 0; i < size; i++) {
                 cluster.startNode(i);
@@ -96,7 +110,24 @@ public final class InProcessCluster implements AutoCloseable {
     }
 
     public int size() {
-        return ports.length;
+        return members;
+    }
+
+    /**
+     * Changes the node list to the first {@code size} nodes, as a user of a static list does: every
+     * node stops, and the nodes of the new list start with it, each on its own data.
+     */
+    public void resize(int size) {
+        if (size < 1 || size > ports.length) {
+            throw new IllegalArgumentException("this cluster has room for 1.." + ports.length + " nodes");
+        }
+        for (int i = 0; i < ports.length; i++) {
+            stopNode(i);
+        }
+        members = size;
+        for (int i = 0; i < size; i++) {
+            startNode(i);
+        }
     }
 
     public String url(int node) {
@@ -143,6 +174,16 @@ public final class InProcessCluster implements AutoCloseable {
         }
     }
 
+    /** Stops the node and empties its data directory: it starts again on an empty volume. */
+    public void wipeNode(int node) {
+        stopNode(node);
+        try (var paths = Files.walk(dirs[node])) {
+            paths.sorted(java.util.Comparator.reverseOrder()).filter(path -> !path.equals(dirs[node])).forEach(path -> path.toFile().delete());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     public void startNode(int node) {
         if (nodes[node] != null) {
             return;
@@ -158,7 +199,8 @@ public final class InProcessCluster implements AutoCloseable {
             properties.put("kvlab.replication.port", replicaPorts[node]);
         }
         int[] nodePorts = replicaPorts != null ? replicaPorts : ports;
-        properties.put("kvlab.cluster.nodes", Arrays.stream(nodePorts).mapToObj(p -> "http://127.0.0.1:" + p).collect(Collectors.joining(",")));
+        properties.put("kvlab.cluster.nodes", Arrays.stream(nodePorts).limit(members).mapToObj(p -> "http://127.0.0.1:" + p)
+                .collect(Collectors.joining(",")));
         properties.put("kvlab.cluster.self", replicaUrl(node));
         properties.put("kvlab.cluster.secret", secret);
         // Event loops of the node's own, as `make up` runs them: with Reactor Netty's global loops,
@@ -172,7 +214,7 @@ public final class InProcessCluster implements AutoCloseable {
     /** The nodes that hold a record (value or tombstone) of the key, asked directly on each replica. */
     public List<Integer> holders(String key) {
         List<Integer> holders = new ArrayList<>();
-        for (int i = 0; i < size(); i++) {
+        for (int i = 0; i < ports.length; i++) {
             if (nodes[i] != null && KvClient.signing(replicaUrl(i), secret).internalRecord(key).statusCode() == 200) {
                 holders.add(i);
             }

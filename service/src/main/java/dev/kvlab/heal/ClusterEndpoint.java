@@ -1,0 +1,167 @@
+package dev.kvlab.heal;
+
+import dev.kvlab.cluster.Topology;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.lang.Nullable;
+
+/**
+ * {@code /actuator/kvlab} on the management port: the cluster as this node sees it (members, the
+ * topology before the last change), hints pending per peer, the last repair round with each peer,
+ * and records moving. {@code POST /actuator/kvlab/repair} asks for a round with every peer now;
+ * {@code POST /actuator/kvlab/leave} makes this node hand its records to the nodes that stay (all
+ * others, or with {@code {"size": n}} the first {@code n} nodes: a StatefulSet shrunk to n pods).
+ */
+@Endpoint(id = "kvlab")
+public class ClusterEndpoint {
+
+    private final TopologyHistory topology;
+    private final HintStore hints;
+    private final RepairService repair;
+    private final Handoff handoff;
+    private final HealingProperties properties;
+
+    ClusterEndpoint(TopologyHistory topology, HintStore hints, RepairService repair, Handoff handoff, HealingProperties properties) {
+        this.topology = topology;
+        this.hints = hints;
+        this.repair = repair;
+        this.handoff = handoff;
+        this.properties = properties;
+    }
+
+    @ReadOperation
+    public Map<String, Object> status() {
+        Topology current = topology.current();
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("self", current.self());
+        status.put("nodes", current.nodes());
+        Map<String, Object> change = new LinkedHashMap<>();
+        change.put("changedAt", time(topology.changedMillis()));
+        change.put("previousNodes", topology.previousNodes());
+        status.put("topology", change);
+        status.put("hints", hints());
+        status.put("repair", repair());
+        status.put("handoff", handoff());
+        return status;
+    }
+
+    @WriteOperation
+    public Map<String, Object> act(@Selector String action, @Nullable Integer size) {
+        return switch (action) {
+            case "repair" -> {
+                repair.requestAll();
+                yield Map.of("repair", "a round with every peer starts within a second", "peers", repair().get("peers"));
+            }
+            case "leave" -> {
+                try {
+                    handoff.leave(remaining(size));
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidEndpointRequestException(e.getMessage(), e.getMessage());
+                }
+                yield Map.of("leaving", leave(handoff.leaving()));
+            }
+            default -> throw new InvalidEndpointRequestException("no action " + action + ": repair or leave", "no such action");
+        };
+    }
+
+    /** The nodes that stay when this one leaves: every other node, or the first {@code size}. */
+    private List<String> remaining(Integer size) {
+        Topology current = topology.current();
+        if (size == null) {
+            List<String> others = new ArrayList<>(current.nodes());
+            others.remove(current.self());
+            return others;
+        }
+        if (size < 1 || size >= current.size()) {
+            throw new IllegalArgumentException("size must be within 1.." + (current.size() - 1) + ", was " + size);
+        }
+        return current.nodes().subList(0, size);
+    }
+
+    private Map<String, Object> hints() {
+        Map<String, Object> byPeer = new LinkedHashMap<>();
+        hints.pending().forEach((node, pending) -> byPeer.put(node, Map.of(
+                "pending", pending.count(), "bytes", pending.bytes(), "oldest", String.valueOf(time(pending.oldestMillis())))));
+        return byPeer;
+    }
+
+    private Map<String, Object> repair() {
+        Map<String, Object> byPeer = new LinkedHashMap<>();
+        repair.status().forEach((node, status) -> {
+            Map<String, Object> peer = new LinkedHashMap<>();
+            peer.put("running", status.running());
+            peer.put("lastCompleteRoundStarted", time(status.lastCompleteRoundStartedMillis()));
+            PeerRepair.Round round = status.lastRound();
+            if (round != null) {
+                Map<String, Object> last = new LinkedHashMap<>();
+                last.put("started", time(round.startedMillis()));
+                last.put("finished", time(round.finishedMillis()));
+                last.put("complete", round.complete());
+                last.put("outcome", round.outcome());
+                last.put("bucketsDiffering", round.bucketsDiffering());
+                last.put("keysCompared", round.keysCompared());
+                last.put("recordsSent", round.recordsSent());
+                last.put("recordsReceived", round.recordsReceived());
+                peer.put("lastRound", last);
+            } else {
+                peer.put("lastRound", null);
+            }
+            byPeer.put(node, peer);
+        });
+        Map<String, Object> repairStatus = new LinkedHashMap<>();
+        repairStatus.put("enabled", properties.repair().enabled());
+        repairStatus.put("interval", properties.repair().interval().toString());
+        repairStatus.put("peers", byPeer);
+        return repairStatus;
+    }
+
+    private Map<String, Object> handoff() {
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("running", sweep(handoff.running()));
+        status.put("lastSweep", sweep(handoff.last()));
+        status.put("leaving", leave(handoff.leaving()));
+        status.put("recordsMovedAway", handoff.moved());
+        status.put("tombstonesPurged", handoff.purged());
+        return status;
+    }
+
+    private static Map<String, Object> leave(Handoff.Leave leave) {
+        if (leave == null) {
+            return null;
+        }
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("remaining", leave.remaining());
+        status.put("started", time(leave.startedMillis()));
+        status.put("passes", leave.passes());
+        status.put("lastPass", sweep(leave.lastPass()));
+        return status;
+    }
+
+    private static Map<String, Object> sweep(Handoff.Sweep sweep) {
+        if (sweep == null) {
+            return null;
+        }
+        Map<String, Object> status = new LinkedHashMap<>();
+        status.put("started", time(sweep.startedMillis()));
+        status.put("finished", time(sweep.finishedMillis()));
+        status.put("scanned", sweep.scanned());
+        status.put("sent", sweep.sent());
+        status.put("movedAway", sweep.movedAway());
+        status.put("purged", sweep.purged());
+        status.put("failed", sweep.failed());
+        return status;
+    }
+
+    /** An instant in ISO form; null for 0, which means never. */
+    private static String time(long millis) {
+        return millis == 0 ? null : Instant.ofEpochMilli(millis).toString();
+    }
+}

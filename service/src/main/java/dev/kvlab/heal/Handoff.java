@@ -1,0 +1,312 @@
+package dev.kvlab.heal;
+
+import dev.kvlab.cluster.Ownership;
+import dev.kvlab.cluster.Topology;
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.replication.ReplicaDirectory;
+import dev.kvlab.storage.Entry;
+import dev.kvlab.storage.LocalStore;
+import dev.kvlab.storage.Record;
+import dev.kvlab.storage.RecordHeader;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Keeps every record on its owners as the topology changes. A sweep reads the node's records
+ * (keys and headers, paced) and
+ * <ul>
+ *   <li>sends each record this node does not own to every owner, and deletes it here once all have
+ *       stored it, unless it changed meanwhile: the old copy stays until the new owners hold it;</li>
+ *   <li>purges each tombstone whose time has come ({@link TombstoneGrace}).</li>
+ * </ul>
+ * A sweep runs {@code settle} after the topology changed (so that a change seen in passes is
+ * taken whole), every {@code interval}, and again soon after one that could not reach an owner.
+ *
+ * <p>A node that leaves on purpose ({@link #leave}) sends every record to its owners in the
+ * topology without it, keeping its own copies (it serves until it stops), and again and again
+ * until it stops, so writes it takes meanwhile reach them too.
+ */
+public final class Handoff implements BackgroundWork {
+
+    private static final Logger log = LoggerFactory.getLogger(Handoff.class);
+    /** Records sent at once. */
+    private static final int SENDS_IN_FLIGHT = 16;
+    /** Records deleted or purged in one storage call. */
+    private static final int DELETE_BATCH = 256;
+
+    private final TopologyHistory topology;
+    private final LocalStore store;
+    private final ReplicaDirectory replicas;
+    private final MemoryBudget budget;
+    private final HeaderScan scan;
+    private final TombstoneGrace grace;
+    private final RepairService repair;
+    private final HealingProperties.Handoff settings;
+    private final long bytesPerSecond;
+    private final LongSupplier wallMillis;
+    private final AtomicLong moved = new AtomicLong();
+    private final AtomicLong purged = new AtomicLong();
+    private volatile Sweep last;
+    private volatile Sweep running;
+    private volatile Leave leaving;
+    private volatile long sweptTopologyMillis = -1;
+    private volatile long nextSweepMillis;
+    private Disposable ticks;
+
+    /**
+     * A sweep's progress and result: the records it read, sent, moved away (deleted here once their
+     * owners held them), purged, and could not send.
+     */
+    public static final class Sweep {
+        private final long startedMillis;
+        private final AtomicLong scanned = new AtomicLong();
+        private final AtomicLong sent = new AtomicLong();
+        private final AtomicLong movedAway = new AtomicLong();
+        private final AtomicLong purged = new AtomicLong();
+        private final AtomicLong failed = new AtomicLong();
+        private volatile long finishedMillis;
+
+        Sweep(long startedMillis) {
+            this.startedMillis = startedMillis;
+        }
+
+        public long startedMillis() {
+            return startedMillis;
+        }
+
+        /** 0 while it runs. */
+        public long finishedMillis() {
+            return finishedMillis;
+        }
+
+        public long scanned() {
+            return scanned.get();
+        }
+
+        public long sent() {
+            return sent.get();
+        }
+
+        public long movedAway() {
+            return movedAway.get();
+        }
+
+        public long purged() {
+            return purged.get();
+        }
+
+        public long failed() {
+            return failed.get();
+        }
+    }
+
+    /** A leave: the nodes that stay, the sweeps it ran, and the last one finished. */
+    public record Leave(List<String> remaining, long startedMillis, int passes, Sweep lastPass) {
+    }
+
+    public Handoff(TopologyHistory topology, LocalStore store, ReplicaDirectory replicas, MemoryBudget budget, TombstoneGrace grace,
+                   RepairService repair, HealingProperties healing, LongSupplier wallMillis) {
+        this.topology = topology;
+        this.store = store;
+        this.replicas = replicas;
+        this.budget = budget;
+        this.scan = new HeaderScan(store, healing.repair().scanRate());
+        this.grace = grace;
+        this.repair = repair;
+        this.settings = healing.handoff();
+        this.bytesPerSecond = healing.repair().rate().toBytes();
+        this.wallMillis = wallMillis;
+    }
+
+    @Override
+    public void start() {
+        ticks = Flux.interval(Duration.ofSeconds(1), Duration.ofSeconds(1), Schedulers.single())
+                .onBackpressureDrop()
+                .concatMap(tick -> sweepIfDue().onErrorResume(error -> {
+                    log.warn("handoff failed: {}", error.toString());
+                    return Mono.empty();
+                }), 1)
+                .subscribe();
+    }
+
+    /** The next sweep, if one is due. */
+    Mono<Void> sweepIfDue() {
+        return Mono.defer(() -> {
+            long now = wallMillis.getAsLong();
+            Leave leave = leaving;
+            if (leave != null) {
+                return pass(leave);
+            }
+            long changed = topology.changedMillis();
+            boolean topologyChanged = changed != sweptTopologyMillis && now >= changed + settings.settle().toMillis();
+            if (!topologyChanged && now < nextSweepMillis) {
+                return Mono.empty();
+            }
+            Topology current = topology.current();
+            return sweep(current, current.ownership(), false).doOnNext(sweep -> {
+                sweptTopologyMillis = changed;
+                nextSweepMillis = now + (sweep.failed() > 0 ? RepairService.RETRY_AFTER_FAILURE : settings.interval()).toMillis();
+            }).then();
+        });
+    }
+
+    /**
+     * Starts to hand this node's records to their owners in {@code remaining}, the nodes that stay;
+     * the sweeps go on until the node stops.
+     */
+    public Leave leave(List<String> remaining) {
+        Topology current = topology.current();
+        if (remaining.isEmpty() || remaining.contains(current.self()) || !current.nodes().containsAll(remaining)) {
+            throw new IllegalArgumentException("a leaving node hands its records to nodes of the cluster other than itself, not to " + remaining);
+        }
+        Leave leave = leaving;
+        if (leave == null || !leave.remaining().equals(remaining)) {
+            leave = new Leave(List.copyOf(remaining), wallMillis.getAsLong(), 0, null);
+            leaving = leave;
+            log.info("leaving the cluster: handing every record to its owners among {}", remaining);
+        }
+        return leave;
+    }
+
+    /** One more sweep of a leave; counted unless the leave changed meanwhile. */
+    private Mono<Void> pass(Leave leave) {
+        return sweep(topology.current(), new Ownership(leave.remaining()), true).doOnNext(sweep -> {
+            Leave now = leaving;
+            if (now != null && now.remaining().equals(leave.remaining())) {
+                leaving = new Leave(now.remaining(), now.startedMillis(), now.passes() + 1, sweep);
+            }
+        }).then();
+    }
+
+    /**
+     * Sends each record this node does not own under {@code target} to its owners there; deletes
+     * it here afterwards unless {@code keepCopies}, and purges tombstones whose time has come.
+     */
+    Mono<Sweep> sweep(Topology current, Ownership target, boolean keepCopies) {
+        return Mono.defer(() -> {
+            Sweep sweep = new Sweep(wallMillis.getAsLong());
+            running = sweep;
+            Pacer pacer = new Pacer(bytesPerSecond);
+            String self = current.self();
+            return scan.all()
+                    .doOnNext(record -> sweep.scanned.incrementAndGet())
+                    .flatMap(record -> {
+                        List<String> owners = target.ownersOf(record.key(), record.header().from());
+                        if (!owners.contains(self)) {
+                            return send(current, record, owners, sweep, pacer).map(Action::move);
+                        }
+                        if (!keepCopies && grace.purgeable(record.header(), owners, self, repair::lastCompleteRoundStarted)) {
+                            return Mono.just(Action.purge(new Entry(record.key(), Record.of(record.header()))));
+                        }
+                        return Mono.<Action>empty();
+                    }, SENDS_IN_FLIGHT)
+                    .buffer(DELETE_BATCH)
+                    .concatMap(actions -> delete(actions, keepCopies, sweep))
+                    .then(Mono.fromSupplier(() -> {
+                        sweep.finishedMillis = wallMillis.getAsLong();
+                        last = sweep;
+                        running = null;
+                        if (sweep.sent() + sweep.purged() + sweep.failed() > 0) {
+                            log.info("handoff: {} records read, {} sent to their owners, {} moved away, {} tombstones purged, {} not sent",
+                                    sweep.scanned(), sweep.sent(), sweep.movedAway(), sweep.purged(), sweep.failed());
+                        }
+                        return sweep;
+                    }))
+                    .doOnError(error -> running = null);
+        });
+    }
+
+    /** What a sweep does with one record once it has looked at it. */
+    private record Action(Entry entry, boolean purge) {
+        static Action move(Entry sent) {
+            return new Action(sent, false);
+        }
+
+        static Action purge(Entry tombstone) {
+            return new Action(tombstone, true);
+        }
+    }
+
+    /** Sends the record to every owner; the record sent, once all stored it; empty when one did not. */
+    private Mono<Entry> send(Topology current, RecordHeader.Keyed keyed, List<String> owners, Sweep sweep, Pacer pacer) {
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease),
+                lease -> store.get(keyed.key(), lease).flatMap(record -> Flux.fromIterable(owners)
+                        .flatMap(owner -> replicas.replicaOf(owner, current).write(keyed.key(), record))
+                        .then(Mono.fromSupplier(() -> {
+                            sweep.sent.incrementAndGet();
+                            return new Entry(keyed.key(), record);
+                        }))
+                        .delayUntil(sent -> pacer.after((long) record.encoded().length * owners.size()))),
+                lease -> Mono.fromRunnable(lease::release))
+                .onErrorResume(error -> {
+                    sweep.failed.incrementAndGet();
+                    log.debug("could not hand {} bytes of key to {}: {}", keyed.key().length, owners, error.toString());
+                    return Mono.empty();
+                });
+    }
+
+    /** Deletes the records sent (unless kept) and purges the tombstones, each only if it is still the one looked at. */
+    private Mono<Void> delete(List<Action> actions, boolean keepCopies, Sweep sweep) {
+        List<Entry> moves = new ArrayList<>();
+        List<Entry> purges = new ArrayList<>();
+        for (Action action : actions) {
+            if (action.purge()) {
+                purges.add(action.entry());
+            } else if (!keepCopies) {
+                moves.add(action.entry());
+            }
+        }
+        if (moves.isEmpty() && purges.isEmpty()) {
+            return Mono.empty();
+        }
+        return store.onStorage(rocks -> new long[] {rocks.deleteIfUnchanged(moves), rocks.deleteIfUnchanged(purges)})
+                .doOnNext(deleted -> {
+                    sweep.movedAway.addAndGet(deleted[0]);
+                    sweep.purged.addAndGet(deleted[1]);
+                    moved.addAndGet(deleted[0]);
+                    purged.addAndGet(deleted[1]);
+                })
+                .then();
+    }
+
+    /** The sweep running now, or null. */
+    public Sweep running() {
+        return running;
+    }
+
+    /** The last sweep finished, or null. */
+    public Sweep last() {
+        return last;
+    }
+
+    /** The leave under way, or null. */
+    public Leave leaving() {
+        return leaving;
+    }
+
+    /** Records deleted here once their owners held them, since the node started. */
+    public long moved() {
+        return moved.get();
+    }
+
+    /** Tombstones purged since the node started. */
+    public long purged() {
+        return purged.get();
+    }
+
+    @Override
+    public void close() {
+        if (ticks != null) {
+            ticks.dispose();
+        }
+    }
+}

@@ -1,0 +1,78 @@
+package dev.kvlab.heal;
+
+/**
+ * What this node knows of its repair rounds with one peer: the last round it ran, and the start of
+ * the last round either side completed (tombstones wait for it). Updated by one round at a time.
+ */
+final class PeerRepair {
+
+    /** When nothing happened yet. */
+    static final long NEVER = 0;
+
+    private volatile Round last;
+    private volatile long lastCompleteStartedMillis = NEVER;
+    /** When the last round between the two ended, whichever side ran it: the next is due an interval later. */
+    private volatile long lastEndedMillis = NEVER;
+    private volatile long retryAtMillis = NEVER;
+    private volatile boolean requested = true;
+    private volatile boolean running;
+
+    /**
+     * One round this node ran with the peer: when, how it ended, how many of the buckets differed,
+     * the keys it compared one by one, and the records it sent and received.
+     */
+    record Round(long startedMillis, long finishedMillis, boolean complete, String outcome, int bucketsDiffering,
+                 long keysCompared, long recordsSent, long recordsReceived) {
+    }
+
+    boolean due(long now, long intervalMillis) {
+        if (running) {
+            return false;
+        }
+        if (retryAtMillis != NEVER) {
+            return now >= retryAtMillis;
+        }
+        return requested || now >= lastEndedMillis + intervalMillis;
+    }
+
+    void started() {
+        running = true;
+        requested = false;
+    }
+
+    void ended(Round round, long retryAfterFailureMillis) {
+        last = round;
+        lastEndedMillis = round.finishedMillis();
+        if (round.complete()) {
+            completed(round.startedMillis(), round.finishedMillis());
+            retryAtMillis = NEVER;
+        } else {
+            retryAtMillis = round.finishedMillis() + retryAfterFailureMillis;
+        }
+        running = false;
+    }
+
+    /** A round begun at {@code startedMillis} covered everything the two share. */
+    void completed(long startedMillis, long endedMillis) {
+        lastCompleteStartedMillis = Math.max(lastCompleteStartedMillis, startedMillis);
+        lastEndedMillis = Math.max(lastEndedMillis, endedMillis);
+    }
+
+    /** A round with the peer is wanted as soon as possible: on demand, or after a topology change. */
+    void request() {
+        requested = true;
+        retryAtMillis = NEVER;
+    }
+
+    Round last() {
+        return last;
+    }
+
+    long lastCompleteStartedMillis() {
+        return lastCompleteStartedMillis;
+    }
+
+    boolean running() {
+        return running;
+    }
+}

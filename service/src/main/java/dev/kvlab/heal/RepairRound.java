@@ -1,0 +1,188 @@
+package dev.kvlab.heal;
+
+import dev.kvlab.cluster.Ownership;
+import dev.kvlab.cluster.Topology;
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.RepairClient;
+import dev.kvlab.peer.RepairRequest;
+import dev.kvlab.replication.Replica;
+import dev.kvlab.storage.LocalStore;
+import dev.kvlab.storage.Record;
+import dev.kvlab.storage.RecordHeader;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * One repair round this node runs with a peer, over the records both own in the topology now:
+ * <ol>
+ *   <li>both sides hash the shared records into buckets ({@link RepairBuckets}), the peer as it
+ *       answers, this node at the same time;</li>
+ *   <li>for the buckets whose hashes differ, the peer streams the keys and headers of its shared
+ *       records, and this node walks them beside its own, in key order;</li>
+ *   <li>a record only one side holds, or holds in a newer version, is copied to the other: sent as a
+ *       replica write, or fetched with a replica read and stored here;</li>
+ *   <li>when every record that differed was copied, the round is complete, and both sides learn it
+ *       (tombstones wait for complete rounds).</li>
+ * </ol>
+ * Records move at most {@code bytesPerSecond} on average, a few at a time.
+ */
+final class RepairRound {
+
+    private static final Comparator<Side> KEY_ORDER = (a, b) -> Arrays.compareUnsigned(a.record().key(), b.record().key());
+    /** Digests read ahead of the walk, from each side. */
+    private static final int PREFETCH = 256;
+    /** Records copied at once. */
+    private static final int COPIES_IN_FLIGHT = 16;
+
+    private final Topology topology;
+    private final String peer;
+    private final Replica peerReplica;
+    private final LocalStore store;
+    private final RepairClient client;
+    private final HeaderScan scan;
+    private final MemoryBudget budget;
+    private final int buckets;
+    private final Pacer pacer;
+    private final TombstoneGrace grace;
+    private final LongSupplier wallMillis;
+    private final AtomicLong compared = new AtomicLong();
+    private final AtomicLong sent = new AtomicLong();
+    private final AtomicLong received = new AtomicLong();
+    private final AtomicLong failed = new AtomicLong();
+    private int bucketsDiffering;
+
+    RepairRound(Topology topology, String peer, Replica peerReplica, LocalStore store, RepairClient client, HeaderScan scan,
+                MemoryBudget budget, int buckets, long bytesPerSecond, TombstoneGrace grace, LongSupplier wallMillis) {
+        this.topology = topology;
+        this.peer = peer;
+        this.peerReplica = peerReplica;
+        this.store = store;
+        this.client = client;
+        this.scan = scan;
+        this.budget = budget;
+        this.buckets = buckets;
+        this.pacer = new Pacer(bytesPerSecond);
+        this.grace = grace;
+        this.wallMillis = wallMillis;
+    }
+
+    /** The round, to its end; a failure of the peer or of the store ends it as incomplete. */
+    Mono<PeerRepair.Round> run() {
+        long started = wallMillis.getAsLong();
+        RepairRequest request = new RepairRequest(topology.nodes(), topology.self(), peer, buckets, null);
+        return Mono.zip(bucketHashes(topology.ownership(), topology.self(), peer, scan, buckets), client.buckets(request))
+                .flatMap(hashes -> {
+                    BitSet differing = new BitSet(buckets);
+                    for (int i = 0; i < buckets; i++) {
+                        if (hashes.getT1()[i] != hashes.getT2()[i]) {
+                            differing.set(i);
+                        }
+                    }
+                    bucketsDiffering = differing.cardinality();
+                    return differing.isEmpty() ? Mono.<Void>empty() : compare(request.withDiffering(differing));
+                })
+                .then(Mono.defer(() -> failed.get() == 0 ? client.done(peer, topology.self(), started) : Mono.empty()))
+                .then(Mono.fromSupplier(() -> report(started, failed.get() == 0, failed.get() == 0 ? "complete"
+                        : failed.get() + " records could not be copied")))
+                .onErrorResume(error -> Mono.just(report(started, false, "failed: " + error.getMessage())));
+    }
+
+    private PeerRepair.Round report(long started, boolean complete, String outcome) {
+        return new PeerRepair.Round(started, wallMillis.getAsLong(), complete, outcome, bucketsDiffering, compared.get(), sent.get(),
+                received.get());
+    }
+
+    /** The bucket hashes of the records {@code self} holds that both it and {@code peer} own. */
+    static Mono<long[]> bucketHashes(Ownership ownership, String self, String peer, HeaderScan scan, int buckets) {
+        return shared(ownership, self, peer, scan)
+                .reduce(new RepairBuckets(buckets), (hashes, record) -> {
+                    hashes.add(record);
+                    return hashes;
+                })
+                .map(RepairBuckets::hashes);
+    }
+
+    /** The records {@code self} holds that both it and {@code peer} own, in key order. */
+    static Flux<RecordHeader.Keyed> shared(Ownership ownership, String self, String peer, HeaderScan scan) {
+        return scan.all().filter(record -> {
+            List<String> owners = ownership.ownersOf(record.key(), record.header().from());
+            return owners.contains(self) && owners.contains(peer);
+        });
+    }
+
+    /** Walks both sides' digests of the differing buckets in key order and copies what differs. */
+    private Mono<Void> compare(RepairRequest request) {
+        BitSet differing = request.differing();
+        Flux<Side> local = shared(topology.ownership(), topology.self(), peer, scan)
+                .filter(record -> differing.get(RepairBuckets.bucketOf(record.key(), buckets)))
+                .map(record -> new Side(record, true));
+        Flux<Side> remote = client.digests(request).map(record -> new Side(record, false));
+        return Flux.mergeComparing(PREFETCH, KEY_ORDER, local, remote)
+                .bufferUntilChanged(side -> side.record().key(), Arrays::equals)
+                .flatMap(this::reconcile, COPIES_IN_FLIGHT)
+                .then();
+    }
+
+    /** One key's headers on this side, the other, or both. */
+    private record Side(RecordHeader.Keyed record, boolean local) {
+    }
+
+    private Mono<Void> reconcile(List<Side> sides) {
+        compared.incrementAndGet();
+        byte[] key = sides.getFirst().record().key();
+        RecordHeader mine = null;
+        RecordHeader theirs = null;
+        for (Side side : sides) {
+            if (side.local()) {
+                mine = side.record().header();
+            } else {
+                theirs = side.record().header();
+            }
+        }
+        Mono<Long> copy;
+        if (mine != null && (theirs == null ? !grace.forgettable(mine) : mine.version().isNewerThan(theirs.version()))) {
+            copy = send(key);
+        } else if (theirs != null && (mine == null ? !grace.forgettable(theirs) : theirs.version().isNewerThan(mine.version()))) {
+            copy = fetch(key);
+        } else {
+            return Mono.empty();
+        }
+        return copy.onErrorResume(error -> {
+            failed.incrementAndGet();
+            return Mono.just(0L);
+        }).flatMap(pacer::after);
+    }
+
+    /** Sends this node's record of the key to the peer; the bytes sent. */
+    private Mono<Long> send(byte[] key) {
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease),
+                lease -> store.get(key, lease).flatMap(record -> peerReplica.write(key, record)
+                        .then(Mono.fromSupplier(() -> {
+                            sent.incrementAndGet();
+                            return (long) record.encoded().length;
+                        }))),
+                lease -> Mono.fromRunnable(lease::release));
+    }
+
+    /** Fetches the peer's record of the key and stores it here; the bytes received. */
+    private Mono<Long> fetch(byte[] key) {
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease),
+                lease -> peerReplica.read(key, lease).flatMap(found -> {
+                    if (found.isEmpty()) {
+                        return Mono.just(0L);
+                    }
+                    Record record = found.get();
+                    return store.write(key, record).then(Mono.fromSupplier(() -> {
+                        received.incrementAndGet();
+                        return (long) record.encoded().length;
+                    }));
+                }),
+                lease -> Mono.fromRunnable(lease::release));
+    }
+}

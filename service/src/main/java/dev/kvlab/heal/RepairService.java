@@ -1,0 +1,219 @@
+package dev.kvlab.heal;
+
+import dev.kvlab.cluster.Ownership;
+import dev.kvlab.cluster.Topology;
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.RepairClient;
+import dev.kvlab.peer.RepairRequest;
+import dev.kvlab.peer.RepairResponder;
+import dev.kvlab.replication.ReplicaDirectory;
+import dev.kvlab.storage.LocalStore;
+import dev.kvlab.storage.RecordHeader;
+import java.time.Duration;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Anti-entropy: runs repair rounds ({@link RepairRound}) with each peer in the background, one
+ * round at a time, and answers the rounds peers run with this node ({@link RepairResponder}). A
+ * round with a peer is due {@code interval} after the last one between the two ended (whichever
+ * side ran it), at once when the node starts, after the topology changes, and on demand; a round
+ * that failed is tried again after {@link #RETRY_AFTER_FAILURE} at the earliest.
+ */
+public final class RepairService implements RepairResponder, BackgroundWork {
+
+    private static final Logger log = LoggerFactory.getLogger(RepairService.class);
+    static final Duration RETRY_AFTER_FAILURE = Duration.ofSeconds(5);
+
+    private final TopologyHistory topology;
+    private final LocalStore store;
+    private final ReplicaDirectory replicas;
+    private final RepairClient client;
+    private final MemoryBudget budget;
+    private final HealingProperties.Repair settings;
+    private final HeaderScan scan;
+    private final TombstoneGrace grace;
+    private final LongSupplier wallMillis;
+    private final Map<String, PeerRepair> peers = new ConcurrentHashMap<>();
+    private final AtomicLong roundsComplete = new AtomicLong();
+    private final AtomicLong roundsFailed = new AtomicLong();
+    private final AtomicLong keysCompared = new AtomicLong();
+    private final AtomicLong recordsSent = new AtomicLong();
+    private final AtomicLong recordsReceived = new AtomicLong();
+    private volatile long topologySeenMillis;
+    private Disposable ticks;
+
+    public RepairService(TopologyHistory topology, LocalStore store, ReplicaDirectory replicas, RepairClient client, MemoryBudget budget,
+                         HealingProperties.Repair settings, TombstoneGrace grace, LongSupplier wallMillis) {
+        this.topology = topology;
+        this.store = store;
+        this.replicas = replicas;
+        this.client = client;
+        this.budget = budget;
+        this.settings = settings;
+        this.scan = new HeaderScan(store, settings.scanRate());
+        this.grace = grace;
+        this.wallMillis = wallMillis;
+        this.topologySeenMillis = topology.changedMillis();
+    }
+
+    /** Looks every second for rounds that are due, unless repair is switched off (it still answers peers). */
+    @Override
+    public void start() {
+        if (settings.enabled()) {
+            ticks = Flux.interval(Duration.ofSeconds(1), Duration.ofSeconds(1), Schedulers.single())
+                    .onBackpressureDrop()
+                    .concatMap(tick -> runDue().onErrorResume(error -> {
+                        log.warn("repair failed: {}", error.toString());
+                        return Mono.empty();
+                    }), 1)
+                    .subscribe();
+        }
+    }
+
+    /** The rounds due now, one after the other. */
+    Mono<Void> runDue() {
+        return Mono.defer(() -> {
+            Topology current = topology.current();
+            if (topology.changedMillis() != topologySeenMillis) {
+                topologySeenMillis = topology.changedMillis();
+                requestAll();
+            }
+            long now = wallMillis.getAsLong();
+            return Flux.fromIterable(current.nodes())
+                    .filter(node -> !node.equals(current.self()) && peer(node).due(now, settings.interval().toMillis()))
+                    .concatMap(node -> round(current, node))
+                    .then();
+        });
+    }
+
+    /** Runs one round with {@code node} now, whether due or not. */
+    Mono<PeerRepair.Round> round(Topology current, String node) {
+        PeerRepair state = peer(node);
+        return Mono.defer(() -> {
+            state.started();
+            return new RepairRound(current, node, replicas.replicaOf(node, current), store, client, scan, budget, settings.buckets(),
+                    settings.rate().toBytes(), grace, wallMillis).run();
+        }).doOnNext(round -> {
+            PeerRepair.Round before = state.last();
+            state.ended(round, RETRY_AFTER_FAILURE.toMillis());
+            counted(node, round, before);
+        });
+    }
+
+    /** Counts the round, and logs what it did; a failure like the round's before only at debug level. */
+    private void counted(String node, PeerRepair.Round round, PeerRepair.Round before) {
+        (round.complete() ? roundsComplete : roundsFailed).incrementAndGet();
+        keysCompared.addAndGet(round.keysCompared());
+        recordsSent.addAndGet(round.recordsSent());
+        recordsReceived.addAndGet(round.recordsReceived());
+        if (!round.complete()) {
+            if (before != null && before.outcome().equals(round.outcome())) {
+                log.debug("repair with {} did not complete: {}", node, round.outcome());
+            } else {
+                log.info("repair with {} did not complete: {}", node, round.outcome());
+            }
+        } else if (round.keysCompared() > 0) {
+            log.info("repair with {}: {} buckets of {} differed, {} keys compared, {} records sent, {} received, in {} ms", node,
+                    round.bucketsDiffering(), settings.buckets(), round.keysCompared(), round.recordsSent(), round.recordsReceived(),
+                    round.finishedMillis() - round.startedMillis());
+        }
+    }
+
+    /** Asks for a round with every peer as soon as possible. */
+    public void requestAll() {
+        Topology current = topology.current();
+        current.nodes().stream().filter(node -> !node.equals(current.self())).forEach(node -> peer(node).request());
+    }
+
+    @Override
+    public Mono<long[]> buckets(RepairRequest request) {
+        return Mono.defer(() -> RepairRound.bucketHashes(ownership(request), request.responder(), request.initiator(), scan, request.buckets()));
+    }
+
+    @Override
+    public Flux<RecordHeader.Keyed> digests(RepairRequest request) {
+        return Flux.defer(() -> RepairRound.shared(ownership(request), request.responder(), request.initiator(), scan)
+                .filter(record -> request.differing().get(RepairBuckets.bucketOf(record.key(), request.buckets()))));
+    }
+
+    /** The ownership the request reckons by, if this node reckons by the same. */
+    private Ownership ownership(RepairRequest request) {
+        Topology current = topology.current();
+        if (!current.nodes().equals(request.nodes()) || !current.self().equals(request.responder())) {
+            throw new TopologyMismatchException("this node (" + current.self() + ") reckons by " + current.nodes()
+                    + ", the repair round by " + request.nodes());
+        }
+        return current.ownership();
+    }
+
+    @Override
+    public void roundDone(String initiator, long startedMillis) {
+        if (topology.current().nodes().contains(initiator)) {
+            peer(initiator).completed(startedMillis, wallMillis.getAsLong());
+        }
+    }
+
+    /** The start of the last repair round with {@code node} that completed; 0 when none did. */
+    long lastCompleteRoundStarted(String node) {
+        PeerRepair state = peers.get(node);
+        return state == null ? PeerRepair.NEVER : state.lastCompleteStartedMillis();
+    }
+
+    private PeerRepair peer(String node) {
+        return peers.computeIfAbsent(node, unused -> new PeerRepair());
+    }
+
+    /** What the node knows of its rounds with each peer of the topology, by peer. */
+    public Map<String, Status> status() {
+        Topology current = topology.current();
+        Map<String, Status> status = new TreeMap<>();
+        for (String node : current.nodes()) {
+            if (!node.equals(current.self())) {
+                PeerRepair state = peer(node);
+                status.put(node, new Status(state.running(), state.lastCompleteStartedMillis(), state.last()));
+            }
+        }
+        return status;
+    }
+
+    /** Repair with one peer: whether a round runs now, the start of the last complete one, and this node's last round. */
+    public record Status(boolean running, long lastCompleteRoundStartedMillis, PeerRepair.Round lastRound) {
+    }
+
+    public long roundsComplete() {
+        return roundsComplete.get();
+    }
+
+    public long roundsFailed() {
+        return roundsFailed.get();
+    }
+
+    public long keysCompared() {
+        return keysCompared.get();
+    }
+
+    public long recordsSent() {
+        return recordsSent.get();
+    }
+
+    public long recordsReceived() {
+        return recordsReceived.get();
+    }
+
+    @Override
+    public void close() {
+        if (ticks != null) {
+            ticks.dispose();
+        }
+    }
+}

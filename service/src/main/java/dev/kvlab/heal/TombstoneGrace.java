@@ -1,0 +1,54 @@
+package dev.kvlab.heal;
+
+import dev.kvlab.replication.HybridLogicalClock;
+import dev.kvlab.storage.RecordHeader;
+import java.time.Duration;
+import java.util.List;
+import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
+
+/**
+ * When a delete's tombstone may go. A tombstone stays at least {@code grace} after its delete (as
+ * Cassandra's {@code gc_grace_seconds}: a replica that missed the delete gets it by then, from the
+ * write itself, its hint, or repair). After that a replica purges it once a repair round with every
+ * other owner of its key has completed that began after the grace ended: each of them then holds
+ * the tombstone or has purged it too, so no copy of the deleted value is left to come back.
+ * Until both have purged it, a repair round copies no tombstone past its grace to a replica that
+ * lacks it.
+ */
+final class TombstoneGrace {
+
+    private final long graceMillis;
+    private final LongSupplier wallMillis;
+
+    TombstoneGrace(Duration grace, LongSupplier wallMillis) {
+        this.graceMillis = grace.toMillis();
+        this.wallMillis = wallMillis;
+    }
+
+    /** A tombstone whose grace has ended: a replica that lacks it needs it no more. */
+    boolean forgettable(RecordHeader header) {
+        return header.tombstone() && graceEnds(header) < wallMillis.getAsLong();
+    }
+
+    /**
+     * A tombstone {@code self} may purge: its grace has ended, and every other of its key's
+     * {@code owners} completed a repair round with {@code self} that began after that.
+     */
+    boolean purgeable(RecordHeader header, List<String> owners, String self, ToLongFunction<String> lastCompleteRoundStarted) {
+        if (!forgettable(header)) {
+            return false;
+        }
+        long graceEnds = graceEnds(header);
+        for (String owner : owners) {
+            if (!owner.equals(self) && lastCompleteRoundStarted.applyAsLong(owner) <= graceEnds) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private long graceEnds(RecordHeader header) {
+        return HybridLogicalClock.wallMillisOf(header.version()) + graceMillis;
+    }
+}

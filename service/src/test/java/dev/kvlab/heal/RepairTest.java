@@ -1,0 +1,119 @@
+package dev.kvlab.heal;
+
+import static dev.kvlab.testing.KvClient.text;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.kvlab.testing.InProcessCluster;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Anti-entropy repair alone (hints switched off): replicas that missed writes and deletes, or lost
+ * their whole volume, catch up from their peers in the background, with no client read to show the
+ * way; tombstones go once repair has covered them, and the deleted values stay deleted.
+ */
+class RepairTest {
+
+    static final int KEYS = 300;
+    InProcessCluster cluster;
+
+    @AfterEach
+    void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    static Map<String, String> settings(String... more) {
+        Map<String, String> settings = new HashMap<>(Map.of(
+                "kvlab.replication.timeout", "500ms",
+                "kvlab.heal.hints.enabled", "false",
+                "kvlab.heal.repair.interval", "1s"));
+        for (int i = 0; i < more.length; i += 2) {
+            settings.put(more[i], more[i + 1]);
+        }
+        return settings;
+    }
+
+    @Test
+    void aNodeBackFromAnOutageGetsTheWritesAndDeletesItMissed() throws Exception {
+        cluster = InProcessCluster.start(3, settings());
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(0).put("deleted-" + i, bytes("before"), "3/3").statusCode()).isEqualTo(201);
+        }
+        cluster.stopNode(2);
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(i % 2).put("written-" + i, bytes("value " + i), "2/3").statusCode()).isEqualTo(201);
+            assertThat(cluster.client(i % 2).delete("deleted-" + i, "2/3").statusCode()).isEqualTo(202);
+        }
+        cluster.startNode(2);
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            for (int i = 0; i < KEYS; i++) {
+                assertThat(text(cluster.client(2).internalRecord("written-" + i))).as("node 2's own replica").isEqualTo("value " + i);
+                assertThat(cluster.client(2).internalRecord("deleted-" + i).headers().firstValue("X-Kvlab-Tombstone"))
+                        .as("node 2's own replica of a deleted key").contains("true");
+            }
+        });
+        RepairService repair = cluster.bean(2, RepairService.class);
+        assertThat(repair.recordsReceived() + cluster.bean(0, RepairService.class).recordsSent()
+                + cluster.bean(1, RepairService.class).recordsSent()).as("records copied to node 2").isGreaterThanOrEqualTo(2L * KEYS);
+    }
+
+    @Test
+    void aNodeRestartedOnAnEmptyVolumeIsRefilled() throws Exception {
+        cluster = InProcessCluster.start(3, settings());
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(i % 3).put("key-" + i, bytes("value " + i), "3/3").statusCode()).isEqualTo(201);
+        }
+        cluster.wipeNode(1);
+        cluster.startNode(1);
+        assertThat(cluster.client(1).internalRecord("key-0").statusCode()).as("the wiped node starts empty").isEqualTo(404);
+
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> {
+            for (int i = 0; i < KEYS; i++) {
+                assertThat(text(cluster.client(1).internalRecord("key-" + i))).isEqualTo("value " + i);
+            }
+        });
+    }
+
+    @Test
+    void tombstonesArePurgedOnceRepairCoveredThemAndTheValueStaysDeleted() throws Exception {
+        cluster = InProcessCluster.start(3, settings("kvlab.heal.repair.tombstone-grace", "2s", "kvlab.heal.handoff.interval", "1s"));
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(0).put("key-" + i, bytes("value " + i), "3/3").statusCode()).isEqualTo(201);
+        }
+        cluster.stopNode(2);
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(i % 2).delete("key-" + i, "2/3").statusCode()).isEqualTo(202);
+        }
+        // Past the grace, with node 2 away: its peers keep their tombstones, which it has not seen.
+        Thread.sleep(4000);
+        assertThat(cluster.client(0).internalRecord("key-0").statusCode()).as("a tombstone waits for its owners' repair").isEqualTo(200);
+
+        cluster.startNode(2);
+        await().atMost(Duration.ofSeconds(40)).untilAsserted(() -> {
+            for (int node = 0; node < 3; node++) {
+                for (int i = 0; i < KEYS; i++) {
+                    assertThat(cluster.client(node).internalRecord("key-" + i).statusCode()).as("node %d, key-%d", node, i).isEqualTo(404);
+                }
+            }
+        });
+        // A few more rounds: nothing comes back.
+        Thread.sleep(3000);
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(i % 3).get("key-" + i, "3/3").statusCode()).isEqualTo(404);
+            assertThat(cluster.holders("key-" + i)).isEmpty();
+        }
+        assertThat(cluster.bean(0, Handoff.class).purged()).isEqualTo(KEYS);
+    }
+
+    static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}

@@ -1,0 +1,105 @@
+package dev.kvlab.heal;
+
+import static dev.kvlab.testing.KvClient.text;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import dev.kvlab.cluster.Ownership;
+import dev.kvlab.testing.InProcessCluster;
+import dev.kvlab.testing.KvClient;
+import java.net.http.HttpRequest;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Records follow the topology: after the static node list grows from 3 to 4 and shrinks back
+ * (the leaving node handing its records over first), every key reads back at the replicas it was
+ * written with, during the move and after it, and each ends on exactly its owners.
+ */
+class TopologyChangeTest {
+
+    static final int KEYS = 300;
+    static final String[] REPLICAS = {"1/1", "2/2", "2/3", "3/3"};
+    InProcessCluster cluster;
+
+    @AfterEach
+    void stopCluster() {
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    @Test
+    void keysReachTheirNewOwnersWhenANodeJoinsAndWhenOneLeaves() throws Exception {
+        cluster = InProcessCluster.startResizable(3, 4, Map.of("kvlab.replication.timeout", "500ms",
+                "kvlab.heal.repair.interval", "1s", "kvlab.heal.handoff.settle", "500ms"));
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(i % 3).put(key(i), bytes("value " + i), replicas(i)).statusCode()).isEqualTo(201);
+        }
+
+        cluster.resize(4);
+        // At once, before the records have moved: a read at the key's replicas finds it.
+        everyKeyReadsBack();
+        await().atMost(Duration.ofSeconds(40)).untilAsserted(this::everyKeyOnExactlyItsOwners);
+        assertThat(List.of(0, 1, 2).stream().mapToLong(node -> cluster.bean(node, Handoff.class).moved()).sum())
+                .as("records moved away from the nodes that no longer own them").isPositive();
+        everyKeyReadsBack();
+
+        // Node 3 leaves: it hands its records to the three that stay, then the list shrinks.
+        KvClient management = cluster.management(3);
+        var leave = management.send("POST", "/actuator/kvlab/leave", HttpRequest.BodyPublishers.ofString("{}"), "Content-Type", "application/json");
+        assertThat(leave.statusCode()).as(text(leave)).isEqualTo(200);
+        await().atMost(Duration.ofSeconds(40)).until(() -> {
+            Handoff.Leave leaving = cluster.bean(3, Handoff.class).leaving();
+            return leaving != null && leaving.passes() > 0 && leaving.lastPass().failed() == 0;
+        });
+        cluster.resize(3);
+        everyKeyReadsBack();
+        await().atMost(Duration.ofSeconds(40)).untilAsserted(this::everyKeyOnExactlyItsOwners);
+    }
+
+    private void everyKeyReadsBack() {
+        for (int i = 0; i < KEYS; i++) {
+            var read = cluster.client(i % cluster.size()).get(key(i), readReplicas(i));
+            assertThat(read.statusCode()).as("%s read at %s", key(i), readReplicas(i)).isEqualTo(200);
+            assertThat(text(read)).isEqualTo("value " + i);
+        }
+    }
+
+    private void everyKeyOnExactlyItsOwners() {
+        Ownership ownership = new Ownership(cluster.nodeUrls());
+        for (int i = 0; i < KEYS; i++) {
+            List<Integer> owners = new ArrayList<>();
+            for (String owner : ownership.ownersOf(key(i).getBytes(StandardCharsets.UTF_8), from(i))) {
+                owners.add(cluster.nodeUrls().indexOf(owner));
+            }
+            assertThat(cluster.holders(key(i))).as("%s written at %s", key(i), replicas(i)).containsExactlyInAnyOrderElementsOf(owners);
+        }
+    }
+
+    static String key(int i) {
+        return "key-" + i;
+    }
+
+    static String replicas(int i) {
+        return REPLICAS[i % REPLICAS.length];
+    }
+
+    static int from(int i) {
+        return Integer.parseInt(replicas(i).substring(2));
+    }
+
+    /** A read at the {@code from} of the write, one answer enough. */
+    static String readReplicas(int i) {
+        return "1/" + from(i);
+    }
+
+    static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+}
