@@ -189,12 +189,16 @@ public final class Handoff implements BackgroundWork {
 
     /**
      * Sends each record this node does not own under {@code target} to its owners there; deletes
-     * it here afterwards unless {@code keepCopies}, and purges tombstones whose time has come.
+     * it here afterwards unless {@code keepCopies}, and purges tombstones whose time has come,
+     * unless the topology changed within {@code window}.
      */
     Mono<Sweep> sweep(Topology current, Ownership target, boolean keepCopies) {
         return Mono.defer(() -> {
             Sweep sweep = new Sweep(wallMillis.getAsLong());
             running = sweep;
+            // Not while the topology may still be settling (a node that started before DNS
+            // answered sees itself alone, and would count itself the only owner of every key).
+            boolean purging = !keepCopies && sweep.startedMillis() - topology.changedMillis() > settings.window().toMillis();
             Pacer pacer = new Pacer(bytesPerSecond);
             String self = current.self();
             return scan.all()
@@ -204,7 +208,7 @@ public final class Handoff implements BackgroundWork {
                         if (!owners.contains(self)) {
                             return send(current, record, owners, sweep, pacer).map(Action::move);
                         }
-                        if (!keepCopies && grace.purgeable(record.header(), owners, self, repair::lastCompleteRoundStarted)) {
+                        if (purging && grace.purgeable(record.header(), owners, self, repair::lastCompleteRoundStarted)) {
                             return Mono.just(Action.purge(new Entry(record.key(), Record.of(record.header()))));
                         }
                         return Mono.<Action>empty();

@@ -48,13 +48,8 @@ public class HealConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    TopologyHistory topologyHistory(TopologyProvider topology, LocalStore store, WallClock clock, HealingProperties properties,
-                                    MeterRegistry registry) {
-        TopologyHistory history = new TopologyHistory(topology, store, clock, properties.handoff().window()).load();
-        Gauge.builder("kvlab.topology.nodes", history, h -> h.current().size())
-                .description("Nodes in the topology this node reckons by")
-                .register(registry);
-        return history;
+    TopologyHistory topologyHistory(TopologyProvider topology, LocalStore store, WallClock clock, HealingProperties properties) {
+        return new TopologyHistory(topology, store, clock, properties.handoff().window()).load();
     }
 
     @Bean

@@ -84,7 +84,8 @@ class RepairTest {
 
     @Test
     void tombstonesArePurgedOnceRepairCoveredThemAndTheValueStaysDeleted() throws Exception {
-        cluster = InProcessCluster.start(3, settings("kvlab.heal.repair.tombstone-grace", "2s", "kvlab.heal.handoff.interval", "1s"));
+        cluster = InProcessCluster.start(3, settings("kvlab.heal.repair.tombstone-grace", "2s",
+                "kvlab.heal.handoff.interval", "1s", "kvlab.heal.handoff.window", "1s"));
         for (int i = 0; i < KEYS; i++) {
             assertThat(cluster.client(0).put("key-" + i, bytes("value " + i), "3/3").statusCode()).isEqualTo(201);
         }
