@@ -88,8 +88,13 @@ public class ClusterEndpoint {
 
     private Map<String, Object> hints() {
         Map<String, Object> byPeer = new LinkedHashMap<>();
-        hints.pending().forEach((node, pending) -> byPeer.put(node, Map.of(
-                "pending", pending.count(), "bytes", pending.bytes(), "oldest", String.valueOf(time(pending.oldestMillis())))));
+        hints.pending().forEach((node, pending) -> {
+            Map<String, Object> peer = new LinkedHashMap<>();
+            peer.put("pending", pending.count());
+            peer.put("bytes", pending.bytes());
+            peer.put("oldest", time(pending.oldestMillis()));
+            byPeer.put(node, peer);
+        });
         return byPeer;
     }
 

@@ -1,6 +1,7 @@
 package dev.kvlab.heal;
 
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.Max;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
@@ -53,7 +54,7 @@ public record HealingProperties(
     public record Repair(
             @DefaultValue("true") boolean enabled,
             @NotNull @DefaultValue("10m") Duration interval,
-            @Min(1) @DefaultValue("1024") int buckets,
+            @Min(1) @Max(1048576) @DefaultValue("1024") int buckets,
             @Min(1) @DefaultValue("200000") int scanRate,
             @NotNull @DefaultValue("8MB") DataSize rate,
             @NotNull @DefaultValue("24h") Duration tombstoneGrace) {

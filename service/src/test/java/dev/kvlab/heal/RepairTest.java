@@ -5,12 +5,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.kvlab.testing.InProcessCluster;
+import java.net.http.HttpRequest;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Anti-entropy repair alone (hints switched off): replicas that missed writes and deletes, or lost
@@ -80,6 +83,27 @@ class RepairTest {
                 assertThat(text(cluster.client(1).internalRecord("key-" + i))).isEqualTo("value " + i);
             }
         });
+
+        // What a user watching the refill sees on the node's management port.
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> {
+            JsonNode status = JsonMapper.shared().readTree(cluster.management(1).send("GET", "/actuator/kvlab",
+                    HttpRequest.BodyPublishers.noBody()).body());
+            assertThat(status.path("nodes")).hasSize(3);
+            JsonNode peers = status.path("repair").path("peers");
+            assertThat(peers.size()).isEqualTo(2);
+            for (JsonNode peer : peers) {
+                assertThat(peer.path("lastCompleteRoundStarted").isString()).as(peer.toString()).isTrue();
+                assertThat(peer.path("lastRound").path("outcome").asString()).as(peer.toString()).isEqualTo("complete");
+            }
+        });
+        long copied = cluster.bean(1, RepairService.class).recordsReceived() + cluster.bean(0, RepairService.class).recordsSent()
+                + cluster.bean(2, RepairService.class).recordsSent();
+        assertThat(copied).as("records copied to the wiped node").isGreaterThanOrEqualTo(KEYS);
+        var asked = cluster.management(1).send("POST", "/actuator/kvlab/repair", HttpRequest.BodyPublishers.ofString("{}"),
+                "Content-Type", "application/json");
+        assertThat(asked.statusCode()).isEqualTo(200);
+        assertThat(cluster.management(1).send("POST", "/actuator/kvlab/shrug", HttpRequest.BodyPublishers.ofString("{}"),
+                "Content-Type", "application/json").statusCode()).isEqualTo(400);
     }
 
     @Test
