@@ -18,7 +18,6 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Keeps every record on its owners as the topology changes. A sweep reads the node's records
@@ -129,13 +128,7 @@ public final class Handoff implements BackgroundWork {
 
     @Override
     public void start() {
-        ticks = Flux.interval(Duration.ofSeconds(1), Duration.ofSeconds(1), Schedulers.single())
-                .onBackpressureDrop()
-                .concatMap(tick -> sweepIfDue().onErrorResume(error -> {
-                    log.warn("handoff failed: {}", error.toString());
-                    return Mono.empty();
-                }), 1)
-                .subscribe();
+        ticks = Ticks.every(Duration.ofSeconds(1), this::sweepIfDue, log, "handoff");
     }
 
     /** The next sweep, if one is due. */

@@ -12,7 +12,6 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Replays hints ({@link HintStore}) to the peers that missed them, once they answer again: every
@@ -45,13 +44,7 @@ public final class HintReplayer implements BackgroundWork {
 
     @Override
     public void start() {
-        ticks = Flux.interval(limits.replayInterval(), limits.replayInterval(), Schedulers.single())
-                .onBackpressureDrop()
-                .concatMap(tick -> replayAll().onErrorResume(error -> {
-                    log.warn("replaying hints failed: {}", error.toString());
-                    return Mono.empty();
-                }), 1)
-                .subscribe();
+        ticks = Ticks.every(limits.replayInterval(), this::replayAll, log, "replaying hints");
     }
 
     /** Replays the hints of every peer that has some; the next call waits for this one. */

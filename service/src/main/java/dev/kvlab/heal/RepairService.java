@@ -20,7 +20,6 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.scheduler.Schedulers;
 
 /**
  * Anti-entropy: runs repair rounds ({@link RepairRound}) with each peer in the background, one
@@ -70,13 +69,7 @@ public final class RepairService implements RepairResponder, BackgroundWork {
     @Override
     public void start() {
         if (settings.enabled()) {
-            ticks = Flux.interval(Duration.ofSeconds(1), Duration.ofSeconds(1), Schedulers.single())
-                    .onBackpressureDrop()
-                    .concatMap(tick -> runDue().onErrorResume(error -> {
-                        log.warn("repair failed: {}", error.toString());
-                        return Mono.empty();
-                    }), 1)
-                    .subscribe();
+            ticks = Ticks.every(Duration.ofSeconds(1), this::runDue, log, "repair");
         }
     }
 

@@ -13,8 +13,7 @@ import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
-import reactor.core.publisher.Flux;
-import reactor.core.scheduler.Schedulers;
+import reactor.core.publisher.Mono;
 
 /**
  * The topology this node reckons by, the one before it, and when it changed: remembered in the
@@ -76,9 +75,7 @@ public final class TopologyHistory implements PreviousOwners, BackgroundWork {
 
     @Override
     public void start() {
-        ticks = Flux.interval(Duration.ofSeconds(1), Schedulers.single())
-                .onBackpressureDrop()
-                .subscribe(tick -> observe());
+        ticks = Ticks.every(Duration.ofSeconds(1), () -> Mono.fromRunnable(this::observe), log, "watching the topology");
     }
 
     /** Takes in a change of the topology, if there is one. */
