@@ -154,6 +154,12 @@ def count(n) -> str:
     return f"{int(n):,}".replace(",", " ") if isinstance(n, (int, float)) else "?"
 
 
+def counted(n, thing: str) -> str:
+    """'1 key', '3 keys': a count and its noun, which is the first word of thing."""
+    word, _, rest = thing.partition(" ")
+    return f"{count(n)} {word if n == 1 else word + 's'}{' ' + rest if rest else ''}"
+
+
 def short_outcome(outcome: str, limit: int = 70) -> str:
     text = " ".join(str(outcome).split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -226,8 +232,8 @@ def lines(node: Node, names: dict[str, str], now: float | None = None) -> list[s
             text += f", the last {sweep_text(leaving['lastPass'])}"
         out.append(f"    LEAVING  {text}")
     parts = [
-        f"{count(handoff.get('recordsMovedAway', 0))} records moved away, "
-        f"{count(handoff.get('tombstonesPurged', 0))} tombstones purged since start"
+        f"{counted(handoff.get('recordsMovedAway', 0), 'record moved away')}, "
+        f"{counted(handoff.get('tombstonesPurged', 0), 'tombstone purged')} since start"
     ]
     last = handoff.get("lastSweep")
     if handoff.get("running"):
@@ -252,16 +258,16 @@ def round_text(r: dict, now: float) -> str:
     outcome = r.get("outcome", "?")
     text = f"{when(r.get('started'), now)} {'complete' if r.get('complete') else short_outcome(outcome)}"
     figures = (
-        f"{count(r.get('keysCompared', 0))} keys compared, {count(r.get('recordsSent', 0))} sent, "
+        f"{counted(r.get('keysCompared', 0), 'key compared')}, {count(r.get('recordsSent', 0))} sent, "
         f"{count(r.get('recordsReceived', 0))} received"
     )
     if r.get("bucketsDiffering"):
-        figures = f"{count(r['bucketsDiffering'])} buckets differed, " + figures
+        figures = f"{counted(r['bucketsDiffering'], 'bucket differed')}, " + figures
     return f"{text}: {figures}" if r.get("complete") or r.get("keysCompared") else text
 
 
 def sweep_text(s: dict) -> str:
-    text = f"{count(s.get('scanned', 0))} records read, {count(s.get('sent', 0))} sent"
+    text = f"{counted(s.get('scanned', 0), 'record read')}, {count(s.get('sent', 0))} sent"
     if s.get("movedAway"):
         text += f", {count(s['movedAway'])} moved away"
     if s.get("purged"):
