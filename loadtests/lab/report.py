@@ -266,7 +266,7 @@ def healing_view(phase: dict) -> dict | None:
             + f" and replayed {fmt_rate(t['replayed'])}"
         )
         if heal and heal.get("hints_replayed_s") is not None:
-            text += f", the last {heal['hints_replayed_s']:.1f} s after the load ended"
+            text += f", all of them {heal['hints_replayed_s']:.1f} s after the load ended"
         if heal and heal.get("repaired_s") is not None:
             text += (
                 f"; repair rounds between every two nodes then compared {fmt_rate(t['keys'])} keys one by one and "
@@ -485,8 +485,12 @@ def healing_findings(views: list[dict]) -> list[str]:
         elif h["anything"]:
             t = h["total"]
             parts = []
-            if t["written"] or t["replayed"]:
-                parts.append(f"{fmt_rate(t['written'])} hints written, {fmt_rate(t['replayed'])} replayed")
+            if t["written"]:
+                parts.append(f"{fmt_rate(t['written'])} hints written (replica calls failed or timed out)")
+            if t["replayed"]:
+                parts.append(f"{fmt_rate(t['replayed'])} hints replayed")
+            if t["dropped"]:
+                parts.append(f"{fmt_rate(t['dropped'])} hints not kept")
             if t["pending"]:
                 parts.append(f"{fmt_rate(t['pending'])} still pending at its end")
             if t["repaired"]:
@@ -497,7 +501,7 @@ def healing_findings(views: list[dict]) -> list[str]:
                 parts.append(f"{fmt_rate(t['purged'])} tombstones purged")
             if t["previous_reads"]:
                 parts.append(f"{fmt_rate(t['previous_reads'])} reads answered by previous owners")
-            out.append(f"{v['label']}: the cluster healed as it went: {', '.join(parts) or 'hints dropped'}.")
+            out.append(f"{v['label']}: {', '.join(parts)}.")
     if not any(v["healing"]["anything"] for v in read):
         out.append(
             "No phase needed healing: no hint was written or replayed, no record repaired or moved "

@@ -345,7 +345,7 @@ class HealingReportTest(unittest.TestCase):
             self.assertIn("| outage | 412 | 412 | 0 | 6 (0) | 0 | 0 (0 + 0) | 0 | 0 |", md)
             self.assertIn(
                 "**outage**: node n2 (pid 4242) was frozen (SIGSTOP) from second 3.3 to 6.6 of the load; its peers kept "
-                "412 hints of the writes it missed and replayed 412, the last 8.2 s after the load ended; repair rounds "
+                "412 hints of the writes it missed and replayed 412, all of them 8.2 s after the load ended; repair rounds "
                 "between every two nodes then compared 0 keys one by one and copied 0 records (0 sent, 0 received): "
                 "the cluster healed within 10 s of the load's end.",
                 md,
@@ -368,6 +368,19 @@ class HealingReportTest(unittest.TestCase):
             md = report.generate(d)[0].read_text()
             self.assertIn("No phase needed healing", md)
             self.assertIn("Healing: nothing to heal in this phase", md)
+
+    def test_a_phase_that_needed_healing_without_an_outage_is_a_finding(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = write_run(Path(tmp), "20260101-000000-busy", 1.0)
+            with_healing(d, None)
+            doc = json.loads((d / "run.json").read_text())
+            doc["phases"][0]["healing"] = healing_of(324, 96, pending=228.0)
+            (d / "run.json").write_text(json.dumps(doc))
+            md = report.generate(d)[0].read_text()
+            self.assertIn(
+                "- put: 324 hints written (replica calls failed or timed out), 96 hints replayed, 228 still pending at its end.", md
+            )
+            self.assertNotIn("No phase needed healing", md)
 
     def test_a_run_that_read_no_counters_has_no_healing_section(self):
         with tempfile.TemporaryDirectory() as tmp:
