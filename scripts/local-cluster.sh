@@ -6,7 +6,8 @@
 #   local-cluster.sh repair      ask every node for a repair round with every peer now
 #   local-cluster.sh stop I      stop node I alone (SIGTERM), as a node that fails; the others go on
 #   local-cluster.sh start I     start node I again, on its data (its log is appended to)
-# Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS,
+# Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS, START_TIMEOUT
+# (seconds a node may take to answer, 60; more on a machine other work keeps busy),
 # EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
 # by default when several nodes share this machine's CPUs, the node's own defaults for a single node.
 # The nodes share the secret in DATA_ROOT/cluster-secret (made on the first `up`, kept with the data):
@@ -23,6 +24,7 @@ BASE_PORT=${BASE_PORT:-8080}
 JAVA_OPTS=${JAVA_OPTS:-}
 EVENT_LOOPS=${EVENT_LOOPS:-}
 STORAGE_THREADS=${STORAGE_THREADS:-}
+START_TIMEOUT=${START_TIMEOUT:-60}
 RUN_DIR="$DATA_ROOT/run"
 SECRET="$DATA_ROOT/cluster-secret"
 # The client URLs of the nodes `up` started, one a line: status and repair find them there, whatever
@@ -65,15 +67,15 @@ launch() {
   echo $! >"$RUN_DIR/n$i.pid"
 }
 
-# await I: waits until node I answers (60 s at most); 1 when it exited or did not answer, with why.
+# await I: waits until node I answers (START_TIMEOUT s at most); 1 when it exited or did not answer, with why.
 await() {
-  local i=$1 url deadline=$((SECONDS + 60))
+  local i=$1 url deadline=$((SECONDS + START_TIMEOUT))
   url=$(started_url "$i")
   until answers "$url"; do
     if ! kill -0 "$(cat "$RUN_DIR/n$i.pid")" 2>/dev/null; then
       echo "node n$i exited; its log:" >&2; tail -20 "$RUN_DIR/n$i.log" >&2; return 1
     fi
-    if ((SECONDS > deadline)); then echo "node n$i did not answer within 60 s" >&2; return 1; fi
+    if ((SECONDS > deadline)); then echo "node n$i did not answer within $START_TIMEOUT s (START_TIMEOUT)" >&2; return 1; fi
     sleep 0.3
   done
 }
