@@ -10,7 +10,7 @@ JAR := service/target/kvlab-service.jar
 PORT ?= 8080
 DATA ?= ./data/n0
 
-.PHONY: help build test run up down status check-java
+.PHONY: help build test run up down status repair stop-node start-node check-java
 
 help: ## list the targets
 	@grep -hE '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-16s %s\n", $$1, $$2}'
@@ -37,7 +37,16 @@ up: build ## start a local cluster of N (3) nodes on 127.0.0.1:8080.. with data 
 down: ## stop the local cluster (SIGTERM: nodes drain and close RocksDB)
 	$(CLUSTER) down
 
-status: ## show the local cluster's nodes
-	$(CLUSTER) status
+status: ## the local cluster, node by node: serving or down, topology, hints, repair rounds, handoff
+	@$(CLUSTER) status
+
+repair: ## ask every node of the local cluster for a repair round with every peer now
+	@$(CLUSTER) repair
+
+stop-node: ## stop one node of the local cluster, as a node that fails: NODE=2
+	@$(CLUSTER) stop $(NODE)
+
+start-node: ## start that node again on its data; the others replay what it missed: NODE=2
+	@$(CLUSTER) start $(NODE)
 
 include mk/*.mk

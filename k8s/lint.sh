@@ -4,8 +4,9 @@
 # - `helm lint --strict` with the defaults and with every optional part on;
 # - renders the variants and checks what each must (and must not) contain;
 # - the schema rejects bad values, and the template rejects a grace period shorter than the drain;
-# - the dashboard is valid JSON; every value documented in values.yaml (`# --`) has its row in the
-#   chart's README, with its default when that is a single value.
+# - the dashboard is valid JSON, its panels in place and its metrics documented (k8s/dashboard-check.py);
+# - every value documented in values.yaml (`# --`) has its row in the chart's README, with its
+#   default when that is a single value.
 set -euo pipefail
 
 CHART=${1:-helm/kvlab}
@@ -78,7 +79,12 @@ rejects "a grace period shorter than preStop + drain is refused" --set terminati
 rejects "the replica port must differ from the client port" --set replication.port=8080
 rejects "the management port must differ from the client port" --set service.managementPort=8080
 
-if python3 -m json.tool "$CHART/dashboards/kvlab.json" >/dev/null; then pass "dashboards/kvlab.json is JSON"; else flunk "dashboards/kvlab.json is not JSON"; fi
+if out=$(python3 "$(dirname "$0")/dashboard-check.py" "$CHART/dashboards/kvlab.json" "$(dirname "$0")/../docs/operations.md"); then
+  pass "dashboards/kvlab.json: JSON, panels in place, every query on \$datasource, \$namespace and \$pod, every kvlab_ metric documented"
+else
+  printf '%s\n' "$out" >&2
+  flunk "dashboards/kvlab.json (k8s/dashboard-check.py)"
+fi
 
 # Values marked with `# --` in values.yaml, as dotted paths, with their default when it is on the
 # key's own line.

@@ -16,7 +16,8 @@
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
 #
 # PIDS defaults to the nodes `make up` started (data/run/*.pid). Every knob is optional:
-#   RATE (500/s), DURATION (30s), WARMUP (60s of a scenario's load, unmeasured, before its first phase; the fill warms put), PHASES (fill,put,get,mixed; also range, status), KEYS (100000),
+#   RATE (500/s), DURATION (30s), WARMUP (60s of a scenario's load, unmeasured, before its first phase; the fill warms put), PHASES (fill,put,get,mixed; also range, status,
+#   and outage: the mixed load with the last node frozen for its middle third, then the wait for the cluster to heal), KEYS (100000),
 #   VALUE_SIZE (1024), REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none),
 #   SLO_P99_MS (10), NAME (local), COMPARE (a report; default the latest other), LAB_ARGS (more
 #   options of `python -m lab run --help`).
@@ -72,8 +73,8 @@ lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES
 		$(if $(filter saturation,$(SCENARIO)),--scenario $(SAT_SCENARIO) --start-rate $(START_RATE) --factor $(FACTOR) --max-steps $(MAX_STEPS),--phases $(PHASES)) \
 		$(LAB_ARGS)
 
-lab-smoke: ## CI: a short `make lab` end to end, then a check that its report has every part
-	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed TOOL=k6
+lab-smoke: ## CI: a short `make lab` end to end (an outage last), then a check that its report has every part
+	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6
 	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-local-smoke | tail -n 1)"
 
 lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when present)

@@ -2,13 +2,19 @@
 # A kvlab cluster of local processes on 127.0.0.1, one data directory and log per node.
 #   local-cluster.sh up [N]      start N nodes (default 3) on ports BASE_PORT.. (default 8080)
 #   local-cluster.sh down        stop them with SIGTERM (they drain and close RocksDB)
-#   local-cluster.sh status      list the nodes and whether they answer
-# Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS,
+#   local-cluster.sh status      each node: serving or down, topology, hints, repair, handoff
+#   local-cluster.sh repair      ask every node for a repair round with every peer now
+#   local-cluster.sh stop I      stop node I alone (SIGTERM), as a node that fails; the others go on
+#   local-cluster.sh start I     start node I again, on its data (its log is appended to)
+# Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS, START_TIMEOUT
+# (seconds a node may take to answer, 60; more on a machine other work keeps busy),
 # EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
 # by default when several nodes share this machine's CPUs, the node's own defaults for a single node.
 # The nodes share the secret in DATA_ROOT/cluster-secret (made on the first `up`, kept with the data):
 # only callers that hold it may speak the replica protocol. A node that runs out of heap exits
-# (-XX:+ExitOnOutOfMemoryError) rather than serve on half-broken.
+# (-XX:+ExitOnOutOfMemoryError) rather than serve on half-broken. Each node's actuator is on its
+# client port + 1000 (the node's default management port): status and repair ask it there, through
+# scripts/cluster-status.py (Python 3).
 set -euo pipefail
 
 JAVA=${JAVA:-java}
@@ -18,12 +24,61 @@ BASE_PORT=${BASE_PORT:-8080}
 JAVA_OPTS=${JAVA_OPTS:-}
 EVENT_LOOPS=${EVENT_LOOPS:-}
 STORAGE_THREADS=${STORAGE_THREADS:-}
+START_TIMEOUT=${START_TIMEOUT:-60}
 RUN_DIR="$DATA_ROOT/run"
 SECRET="$DATA_ROOT/cluster-secret"
+# The client URLs of the nodes `up` started, one a line: status and repair find them there, whatever
+# BASE_PORT is when they run.
+NODES_FILE="$RUN_DIR/nodes"
+MANAGEMENT_OFFSET=1000
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))"; }
 
+# The URL of node i of the cluster that is up: as `up` wrote it down, else from BASE_PORT.
+started_url() {
+  local url=""
+  [ -f "$NODES_FILE" ] && url=$(sed -n "$(($1 + 1))p" "$NODES_FILE")
+  echo "${url:-$(node_url "$1")}"
+}
+
+management_url() {
+  local url=$1 port=${1##*:}
+  echo "${url%:*}:$((port + MANAGEMENT_OFFSET))"
+}
+
 answers() { curl -fsS -o /dev/null --max-time 1 "$1/v0/status" 2>/dev/null; }
+
+# launch I NODES LOG_MODE: starts node I of the cluster NODES (its client URLs, comma-separated) in
+# the background, its log truncated (>) or appended to (>>), and writes its pid file.
+launch() {
+  local i=$1 nodes=$2 mode=$3 n url port log="$RUN_DIR/n$1.log"
+  n=$(tr , '\n' <<<"$nodes" | wc -l)
+  url=$(cut -d, -f"$((i + 1))" <<<"$nodes")
+  port=${url##*:}
+  local loops=${EVENT_LOOPS:-$((n > 1 ? 1 : 0))} storage=${STORAGE_THREADS:-$((n > 1 ? 1 : 0))}
+  if answers "$url"; then echo "port $port is taken by a running node" >&2; return 1; fi
+  [ "$mode" = ">>" ] || : >"$log"
+  # shellcheck disable=SC2086 # JAVA_OPTS holds several options
+  nohup "$JAVA" -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
+    --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$url" --kvlab.cluster.secret-file="$SECRET" \
+    --kvlab.netty.event-loops="$loops" --kvlab.storage.threads="$storage" \
+    >>"$log" 2>&1 &
+  echo $! >"$RUN_DIR/n$i.pid"
+}
+
+# await I: waits until node I answers (START_TIMEOUT s at most); 1 when it exited or did not answer, with why.
+await() {
+  local i=$1 url deadline=$((SECONDS + START_TIMEOUT))
+  url=$(started_url "$i")
+  until answers "$url"; do
+    if ! kill -0 "$(cat "$RUN_DIR/n$i.pid")" 2>/dev/null; then
+      echo "node n$i exited; its log:" >&2; tail -20 "$RUN_DIR/n$i.log" >&2; return 1
+    fi
+    if ((SECONDS > deadline)); then echo "node n$i did not answer within $START_TIMEOUT s (START_TIMEOUT)" >&2; return 1; fi
+    sleep 0.3
+  done
+}
 
 up() {
   local n=${1:-3}
@@ -36,30 +91,51 @@ up() {
   if [ ! -s "$SECRET" ]; then
     (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SECRET")
   fi
-  local nodes="" loops=${EVENT_LOOPS:-$((n > 1 ? 1 : 0))} storage=${STORAGE_THREADS:-$((n > 1 ? 1 : 0))}
+  local nodes=""
   for ((i = 0; i < n; i++)); do nodes+="${nodes:+,}$(node_url "$i")"; done
+  tr , '\n' <<<"$nodes" >"$NODES_FILE"
   for ((i = 0; i < n; i++)); do
-    local port=$((BASE_PORT + i))
-    if answers "$(node_url "$i")"; then echo "port $port is taken by a running node" >&2; exit 1; fi
-    # shellcheck disable=SC2086 # JAVA_OPTS holds several options
-    nohup "$JAVA" -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
-      --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$(node_url "$i")" --kvlab.cluster.secret-file="$SECRET" \
-      --kvlab.netty.event-loops="$loops" --kvlab.storage.threads="$storage" \
-      >"$RUN_DIR/n$i.log" 2>&1 &
-    echo $! >"$RUN_DIR/n$i.pid"
+    launch "$i" "$nodes" ">" || { down; exit 1; }
   done
   for ((i = 0; i < n; i++)); do
-    local deadline=$((SECONDS + 60))
-    until answers "$(node_url "$i")"; do
-      if ! kill -0 "$(cat "$RUN_DIR/n$i.pid")" 2>/dev/null; then
-        echo "node n$i exited; its log:" >&2; tail -20 "$RUN_DIR/n$i.log" >&2; down; exit 1
-      fi
-      if ((SECONDS > deadline)); then echo "node n$i did not answer within 60 s" >&2; down; exit 1; fi
-      sleep 0.3
-    done
+    await "$i" || { down; exit 1; }
   done
   echo "kvlab cluster of $n nodes is up: $nodes"
   echo "data in $DATA_ROOT/n*, logs in $RUN_DIR/n*.log; stop it with: make down"
+}
+
+# The node number I of a cluster that is up, checked.
+node_index() {
+  local i=${1:-}
+  [ -f "$NODES_FILE" ] || { echo "no cluster is up (no $NODES_FILE): run make up" >&2; exit 1; }
+  if ! [[ "$i" =~ ^[0-9]+$ ]] || ((i >= $(wc -l <"$NODES_FILE"))); then
+    echo "no node '$i' in the cluster: 0..$(($(wc -l <"$NODES_FILE") - 1))" >&2; exit 2
+  fi
+}
+
+# stop I: SIGTERM to node I alone (it drains and closes RocksDB); its peers keep hints of what it misses.
+stop_node() {
+  node_index "$1"
+  local pid; pid=$(cat "$RUN_DIR/n$1.pid" 2>/dev/null || true)
+  if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then echo "node n$1 is not running"; return; fi
+  kill -TERM "$pid"
+  local deadline=$((SECONDS + 40))
+  while kill -0 "$pid" 2>/dev/null; do
+    if ((SECONDS > deadline)); then echo "node n$1 did not stop; killing it" >&2; kill -KILL "$pid"; fi
+    sleep 0.2
+  done
+  echo "stopped node n$1 (pid $pid); start it again with: make start-node NODE=$1"
+}
+
+# start I: starts node I of the cluster that is up again, on its data, with the same node list.
+start_node() {
+  node_index "$1"
+  local pid; pid=$(cat "$RUN_DIR/n$1.pid" 2>/dev/null || true)
+  if [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; then echo "node n$1 runs already (pid $pid)" >&2; exit 1; fi
+  [ -f "$JAR" ] || { echo "no $JAR: run make build" >&2; exit 1; }
+  launch "$1" "$(paste -sd, "$NODES_FILE")" ">>" || exit 1
+  await "$1" || exit 1
+  echo "node n$1 is up again: $(started_url "$1") (pid $(cat "$RUN_DIR/n$1.pid")); watch it catch up with: make status"
 }
 
 down() {
@@ -70,6 +146,7 @@ down() {
     if kill -0 "$pid" 2>/dev/null; then kill -TERM "$pid"; pids+=("$pid"); fi
     rm -f "$f"
   done
+  rm -f "$NODES_FILE"
   for pid in "${pids[@]}"; do
     local deadline=$((SECONDS + 40))
     while kill -0 "$pid" 2>/dev/null; do
@@ -80,20 +157,39 @@ down() {
   echo "stopped ${#pids[@]} node(s)"
 }
 
-status() {
-  for f in "$RUN_DIR"/*.pid; do
-    [ -e "$f" ] || { echo "no cluster is up"; return; }
-    local name; name=$(basename "$f" .pid)
-    local i=${name#n}
-    local state=down
-    answers "$(node_url "$i")" && state=serving
-    echo "$name pid $(cat "$f") $(node_url "$i") $state"
+# The nodes with a pid file, as arguments of scripts/cluster-status.py: --node NAME URL MANAGEMENT PID.
+node_args() {
+  local f name i url files
+  [ -n "$(compgen -G "$RUN_DIR/n*.pid")" ] || return 1
+  mapfile -t files < <(printf '%s\n' "$RUN_DIR"/n*.pid | sort -V)
+  for f in "${files[@]}"; do
+    name=$(basename "$f" .pid)
+    i=${name#n}
+    url=$(started_url "$i")
+    printf '%s\n' --node "$name" "$url" "$(management_url "$url")" "$(cat "$f")"
   done
+}
+
+status() {
+  local args
+  if ! args=$(node_args); then echo "no cluster is up (no pid files in $RUN_DIR)"; return; fi
+  mapfile -t args <<<"$args"
+  python3 "$HERE/cluster-status.py" "${args[@]}"
+}
+
+repair() {
+  local args
+  if ! args=$(node_args); then echo "no cluster is up (no pid files in $RUN_DIR)" >&2; exit 1; fi
+  mapfile -t args <<<"$args"
+  python3 "$HERE/cluster-status.py" --repair "${args[@]}"
 }
 
 case "${1:-}" in
   up) up "${2:-3}" ;;
   down) down ;;
   status) status ;;
-  *) echo "usage: $0 up [N] | down | status" >&2; exit 2 ;;
+  repair) repair ;;
+  stop) stop_node "${2:-}" ;;
+  start) start_node "${2:-}" ;;
+  *) echo "usage: $0 up [N] | down | status | repair | stop I | start I" >&2; exit 2 ;;
 esac

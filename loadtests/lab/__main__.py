@@ -98,6 +98,13 @@ def _common(p: argparse.ArgumentParser) -> None:
         default=list(profiling.EVENTS),
         help="profiler events per phase, comma-separated, or none (cpu,alloc,lock,wall)",
     )
+    p.add_argument(
+        "--heal-timeout",
+        type=_duration,
+        default=120,
+        help="after an outage phase, how long to wait for the hints to be replayed and a repair round "
+        "between every two nodes (120s)",
+    )
     p.add_argument("--fill-vus", type=int, default=16, help="fill: k6 VUs (16)")
     p.add_argument("--batch", type=int, default=8, help="fill: requests in flight per VU (8)")
     p.add_argument("--reports-dir", type=Path, default=runner.tools.ROOT / "reports")
@@ -200,6 +207,7 @@ def _config(a: argparse.Namespace, phases: list[str]) -> runner.RunConfig:
         batch=a.batch,
         reports_dir=a.reports_dir,
         compare=a.compare,
+        heal_timeout_s=a.heal_timeout,
     )
 
 
@@ -221,8 +229,9 @@ def main(argv: list[str]) -> int:
         "--phases",
         type=_list,
         default=["fill", "put", "get", "mixed"],
-        help=f"in order, from {', '.join(runner.PHASES)}; get@wrk runs one with another tool than --tool "
-        "(fill,put,get,mixed)",
+        help=f"in order, from {', '.join(runner.PHASES)}; get@wrk runs one with another tool than --tool; "
+        "outage runs the mixed load with the last node frozen for its middle third, then waits for the "
+        "cluster to heal (fill,put,get,mixed)",
     )
 
     p_sat = sub.add_parser("saturate", help="step the rate up until the SLO breaks; report the maximum")

@@ -5,7 +5,9 @@
 A report has: the command that started it and the exact load and profiler commands; the
 environment; findings and a conclusion section; per measured phase the requested and achieved
 rate, a percentile table from 50 % to 100 %, a percentile-spectrum plot and flame graphs that were
-really written; a comparison section; and a self-contained report.html with the plots embedded.
+really written; when the nodes' healing counters were read, a healing table with a row per phase,
+and for an outage phase hints written and replayed and a cluster that healed; a comparison
+section; and a self-contained report.html with the plots embedded.
 """
 
 from __future__ import annotations
@@ -70,10 +72,41 @@ def problems(run_dir: Path) -> list[str]:
         if not path.is_file() or path.stat().st_size < 1000 or "<html" not in path.read_text(errors="replace")[:2000].lower():
             found.append(f"flame graph {graph} is missing or not an HTML flame graph")
 
+    found.extend(healing_problems(run, md))
+
     if re.search(r"<(img|script|link)[^>]+(src|href)=\"https?://", html):
         found.append("report.html loads something from the network: it is not self-contained")
     if "data:image/png;base64," not in html:
         found.append("report.html embeds no plot")
+    return found
+
+
+def healing_problems(run: dict, md: str) -> list[str]:
+    """The healing table, when the run read the nodes' counters; and that an outage healed."""
+    found = []
+    phases = [p for p in run.get("phases", []) if p.get("healing")]
+    if not phases:
+        return found
+    table = re.search(r"## Healing\n(.*?)\n## ", md, re.S)
+    if not table or "| phase | hints written | hints replayed |" not in table.group(1):
+        return ["report.md has no healing table, though the run read the nodes' healing counters"]
+    for p in phases:
+        if f"\n| {p['label']} | " not in table.group(1):
+            found.append(f"the healing table has no row for phase {p['label']}")
+    for p in run.get("phases", []):
+        if not p.get("fault"):
+            continue
+        label, t = p["label"], (p.get("healing") or {}).get("total", {})
+        if p["fault"].get("frozen_at_s") is None or p["fault"].get("resumed_at_s") is None:
+            found.append(f"phase {label}: node {p['fault'].get('node')} was not frozen and let go: {p['fault'].get('error')}")
+        if not t.get("hints_written"):
+            found.append(f"phase {label}: no hint was written while a node was frozen")
+        if not t.get("hints_replayed"):
+            found.append(f"phase {label}: no hint was replayed once the node went on")
+        if t.get("hints_pending"):
+            found.append(f"phase {label}: {t['hints_pending']:.0f} hints still pending at its end")
+        if not (p.get("heal") or {}).get("healed"):
+            found.append(f"phase {label}: the cluster did not heal: {(p.get('heal') or {}).get('why') or 'not waited for'}")
     return found
 
 

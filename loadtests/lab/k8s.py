@@ -37,7 +37,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import envinfo, load, procstat, profiling, tools
+from . import envinfo, healing, load, procstat, profiling, tools
 from .latency import mix_spectra
 from .load import LoadSpec, log
 from .runner import Prepared, RunConfig
@@ -729,6 +729,16 @@ class K8sExecutor:
             except ValueError:
                 out[name] = math.nan
         return out
+
+    def heal_sample(self) -> dict:
+        """Each pod's healing counters (lab.healing), from its management port through kubectl exec;
+        a pod that cannot be read gets why instead."""
+        script = 'curl -fsS -m 5 "http://127.0.0.1:${MANAGEMENT_SERVER_PORT:-9080}/actuator/prometheus"'
+        names = [n.name for n in self.nodes]
+        found = _parallel(
+            lambda n: self.kubectl.run("exec", n, "-c", "kvlab", "--", "sh", "-c", script, timeout=30), names
+        )
+        return {name: healing.parse(text) if isinstance(text, str) else str(text) for name, text in zip(names, found)}
 
     # ---- phases
 

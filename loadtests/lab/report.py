@@ -20,7 +20,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from . import flamegraph, tools  # noqa: E402
+from . import flamegraph, healing, tools  # noqa: E402
 from .runner import is_measured, worst  # noqa: E402
 
 TABLE = ["p50", "p75", "p90", "p99", "p99.9", "p99.99", "p99.999", "p100"]
@@ -220,6 +220,75 @@ def hot_frames(graph: Path, event: str) -> dict | None:
     return {"samples": hot["samples"], "frames": short, "text": text}
 
 
+def healing_cells(v: dict) -> dict:
+    """One row of a healing table: a node's figures over a phase, or the nodes' sum."""
+    g = lambda k: v.get(k, 0.0)  # noqa: E731
+    return {
+        "written": g("hints_written"),
+        "replayed": g("hints_replayed"),
+        "dropped": g("hints_dropped"),
+        "pending": g("hints_pending"),
+        "rounds": g("repair_rounds"),
+        "failed": g("repair_rounds_failed"),
+        "keys": g("keys_compared"),
+        "sent": g("repair_sent"),
+        "received": g("repair_received"),
+        "repaired": g("repair_sent") + g("repair_received"),
+        "moved": g("records_moved"),
+        "purged": g("tombstones_purged"),
+        "previous_reads": g("previous_owner_reads"),
+        "leaving": g("leaving"),
+    }
+
+
+def healing_view(phase: dict) -> dict | None:
+    """What the nodes did to heal during the phase (lab.healing.delta in run.json), for the tables;
+    None when the counters were not read."""
+    h = phase.get("healing")
+    if not h:
+        return None
+    fault = phase.get("fault")
+    heal = phase.get("heal")
+    text = short = ""
+    if fault:
+        t = healing_cells(h["total"])
+        if fault.get("frozen_at_s") is not None:
+            short = (
+                f"node {fault['node']} (pid {fault['pid']}) was frozen (SIGSTOP) from second "
+                f"{fault['frozen_at_s']:.1f} to {(fault.get('resumed_at_s') or math.nan):.1f} of the load"
+            )
+        else:
+            short = f"node {fault['node']} could not be frozen: {fault.get('error') or 'the phase ended first'}"
+        text = short
+        text += (
+            f"; its peers kept {fmt_rate(t['written'])} hints of the writes it missed"
+            + (f" ({fmt_rate(t['dropped'])} more not kept)" if t["dropped"] else "")
+            + f" and replayed {fmt_rate(t['replayed'])}"
+        )
+        if heal and heal.get("hints_replayed_s") is not None:
+            text += f", all of them {heal['hints_replayed_s']:.1f} s after the load ended"
+        if heal and heal.get("repaired_s") is not None:
+            text += (
+                f"; repair rounds between every two nodes then compared {fmt_rate(t['keys'])} keys one by one and "
+                f"copied {fmt_rate(t['repaired'])} records ({fmt_rate(t['sent'])} sent, {fmt_rate(t['received'])} received)"
+            )
+        text += (
+            ": the cluster healed" + (f" within {heal['repaired_s']:.0f} s of the load's end" if heal.get("repaired_s") else "")
+            if heal and heal.get("healed")
+            else f": the cluster had not healed when the lab stopped waiting ({(heal or {}).get('why') or 'not waited for'})"
+        )
+    return {
+        "rows": [{"name": name, **healing_cells(v)} for name, v in h.get("nodes", {}).items()],
+        "total": healing_cells(h.get("total", {})),
+        "missing": h.get("missing", {}),
+        "anything": healing.anything(h),
+        "fault": fault,
+        "heal": heal,
+        "text": text,
+        "short": short,
+    }
+
+
 def phase_view(run: dict, phase: dict, prev: dict | None, run_dir: Path | None = None) -> dict:
     r = phase["result"]
     requested = r.get("requested_rate")
@@ -274,6 +343,7 @@ def phase_view(run: dict, phase: dict, prev: dict | None, run_dir: Path | None =
         "pods": r.get("pods", []),
         "latency_merge": r.get("latency_merge", ""),
         "machine_busy_share": cpu.get("machine_busy_share"),
+        "healing": healing_view(phase),
         "prev": prev,
     }
 
@@ -392,11 +462,50 @@ def findings(run: dict, views: list[dict]) -> list[str]:
                 "which disturbs the measurement"
             )
         out.append(text + ".")
+    out.extend(healing_findings(views))
     sat = run.get("saturation")
     if sat:
         out.append(
             f"saturation: the highest rate that met every condition was "
             f"{fmt_rate(sat.get('max_sustainable_rate'))}/s; the search stopped {sat.get('stop_reason')}."
+        )
+    return out
+
+
+def healing_findings(views: list[dict]) -> list[str]:
+    """The healing in words: each outage, each other phase that needed healing, or that none did."""
+    read = [v for v in views if v["healing"]]
+    if not read:
+        return []
+    out = []
+    for v in read:
+        h = v["healing"]
+        if h["text"]:
+            out.append(f"{v['label']}: {h['text']}.")
+        elif h["anything"]:
+            t = h["total"]
+            parts = []
+            if t["written"]:
+                parts.append(f"{fmt_rate(t['written'])} hints written (replica calls failed or timed out)")
+            if t["replayed"]:
+                parts.append(f"{fmt_rate(t['replayed'])} hints replayed")
+            if t["dropped"]:
+                parts.append(f"{fmt_rate(t['dropped'])} hints not kept")
+            if t["pending"]:
+                parts.append(f"{fmt_rate(t['pending'])} still pending at its end")
+            if t["repaired"]:
+                parts.append(f"repair copied {fmt_rate(t['repaired'])} records")
+            if t["moved"]:
+                parts.append(f"the handoff moved {fmt_rate(t['moved'])} records")
+            if t["purged"]:
+                parts.append(f"{fmt_rate(t['purged'])} tombstones purged")
+            if t["previous_reads"]:
+                parts.append(f"{fmt_rate(t['previous_reads'])} reads answered by previous owners")
+            out.append(f"{v['label']}: {', '.join(parts)}.")
+    if not any(v["healing"]["anything"] for v in read):
+        out.append(
+            "No phase needed healing: no hint was written or replayed, no record repaired or moved "
+            "(an outage phase, PHASES=...,outage, freezes a node to watch the cluster heal)."
         )
     return out
 
@@ -480,6 +589,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         else prev_dir,
         "comparison": comparison_rows(run, prev_run) if prev_run else [],
         "findings": findings(run, views),
+        "has_healing": any(v["healing"] for v in views),
         "conclusion": conclusion,
         "conclusion_paragraphs": [p.strip() for p in conclusion.split("\n\n") if p.strip()],
         "all_commands": all_commands,

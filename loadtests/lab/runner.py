@@ -14,10 +14,12 @@ import urllib.request
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import envinfo, load, profiling, tools
+from . import envinfo, faults, healing, load, profiling, tools
 from .load import LoadSpec, log
 
-PHASES = ("fill", "put", "get", "mixed", "range", "status")
+PHASES = ("fill", "put", "get", "mixed", "range", "status", "outage")
+# The outage phase: the mixed load, during which the last node is frozen for the middle third.
+OUTAGE_SCENARIO = "mixed"
 
 
 @dataclass
@@ -48,6 +50,7 @@ class RunConfig:
     fill_timeout_s: int = 900
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
+    heal_timeout_s: int = 120
 
     def spec(
         self, scenario: str, rate: int | None = None, duration_s: int | None = None, tool: str | None = None
@@ -170,6 +173,24 @@ class LocalExecutor:
             if not Path(f"/proc/{n.pid}").exists():
                 raise SystemExit(f"node {n.name} (pid {n.pid}) is gone after phase {label}")
 
+    def management(self) -> dict[str, str]:
+        """Each node's management URL by name: its client port + 1000, the node's default."""
+        return {f"n{i}": healing.management_url(t) for i, t in enumerate(self.cfg.targets)}
+
+    def heal_sample(self) -> dict:
+        """The nodes' healing counters now (lab.healing), by node name."""
+        return healing.sample(self.management())
+
+    def freeze(self, after_s: float, for_s: float) -> faults.Freeze:
+        """The outage's fault: the last node frozen after_s into the phase's load, for for_s."""
+        if len(self.nodes) < 2 or len(self.cfg.pids) != len(self.cfg.targets):
+            raise SystemExit("the outage phase needs two nodes or more, each with its PID (--pids) in --targets' order")
+        node = self.nodes[-1]
+        return faults.Freeze(node.name, node.pid, after_s, for_s)
+
+    def await_healed(self, timeout_s: float) -> dict:
+        return healing.await_healed(self.management(), timeout_s, log)
+
     def close(self) -> None:
         pass
 
@@ -213,8 +234,29 @@ class Run:
     def save(self) -> None:
         (self.dir / "run.json").write_text(json.dumps(self.doc, indent=1, default=_json_default))
 
-    def phase(self, spec: LoadSpec, label: str, events: list[str], warmup: bool = False) -> dict:
-        """Runs one phase and records it; a warm-up phase is kept out of the report's summaries."""
+    def heal_sample(self) -> dict | None:
+        """The nodes' healing counters, when the executor can read them."""
+        sampler = getattr(self.executor, "heal_sample", None)
+        if sampler is None:
+            return None
+        try:
+            return sampler()
+        except Exception as e:  # noqa: BLE001 - the counters are a report's extra, never a reason to stop
+            log(f"the nodes' healing counters could not be read: {e}")
+            return None
+
+    def outage(self, after_s: float, for_s: float) -> faults.Freeze:
+        """The outage's fault, not started yet; refused where nodes are no local processes."""
+        if not hasattr(self.executor, "freeze"):
+            raise SystemExit(
+                f"the outage phase freezes a node's process: it runs on local nodes, not with the {self.executor.name} executor"
+            )
+        return self.executor.freeze(after_s, for_s)
+
+    def phase(self, spec: LoadSpec, label: str, events: list[str], warmup: bool = False, outage: bool = False) -> dict:
+        """Runs one phase and records it; a warm-up phase is kept out of the report's summaries.
+        An outage phase freezes the last node for the middle third of its load, then waits until the
+        cluster has healed (hints replayed, a repair round between every two nodes) before it ends."""
         index = len(self.doc["phases"]) + 1
         out = self.dir / "phases" / f"{index:02d}-{slug(label)}"
         out.mkdir(parents=True, exist_ok=True)
@@ -228,19 +270,28 @@ class Run:
             f"{'at most ' if spec.rate is None else ''}{spec.duration_s} s"
             + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if profiled else "")
         )
+        fault = self.outage(spec.duration_s / 3, spec.duration_s / 3) if outage else None
+        heal_before = self.heal_sample()
         prepared = self.executor.prepare(spec, out, label)
         prof = None
         if profiled:
             (out / "profiles").mkdir(parents=True, exist_ok=True)
             prof = self.executor.profiling(windows, out / "profiles", prepared.t0).start()
+        if fault:
+            fault.start(prepared.t0)
         try:
             pr = self.executor.run(prepared, status=prof.status if prof else None)
         except BaseException:
             if prof:
                 prof.stop()
             raise
+        finally:
+            if fault:
+                fault.stop()
         if prof:
             prof.join(timeout=90)
+        heal = self.executor.await_healed(self.cfg.heal_timeout_s) if fault else None
+        heal_after = self.heal_sample()
         (out / "result.json").write_text(json.dumps(pr.result, indent=1, default=_json_default))
         record = {
             "label": label,
@@ -255,7 +306,11 @@ class Run:
             "cpu": pr.cpu,
             "profiles": prof.records if prof else [],
             "result": pr.result,
+            "healing": healing.delta(heal_before, heal_after) if heal_before and heal_after else None,
         }
+        if fault:
+            record["fault"] = fault.record()
+            record["heal"] = heal
         self.doc["phases"].append(record)
         self.save()
         r = pr.result
@@ -265,6 +320,14 @@ class Run:
             + (f" of {r['requested_rate']}/s" if r.get("requested_rate") else "")
             + f", p99 {p99:.2f} ms, failed {r.get('error_rate', 0) * 100:.2f}%"
         )
+        h = record["healing"]
+        if h and healing.anything(h):
+            t = h["total"]
+            log(
+                f"phase {label}: hints {t['hints_written']:.0f} written, {t['hints_replayed']:.0f} replayed, "
+                f"{t['hints_pending']:.0f} pending; repair {healing.repaired(h):.0f} records, "
+                f"handoff {t['records_moved']:.0f} moved"
+            )
         self.executor.after_phase(label)
         return record
 
@@ -302,6 +365,8 @@ def phase_spec(text: str) -> tuple[str, str | None]:
     """A phase of --phases: a scenario, or scenario@tool to run it with another load generator
     than --tool in the same run (get@wrk next to get compares k6 and wrk on one workload)."""
     scenario, _, tool = text.partition("@")
+    if scenario == "outage" and tool:
+        raise SystemExit(f"phase {text!r}: the outage phase runs the mixed load on k6")
     if scenario not in PHASES:
         raise SystemExit(f"unknown phase {text!r}: {', '.join(PHASES)}, optionally @k6 or @wrk")
     if tool and tool not in ("k6", "wrk"):
@@ -326,15 +391,20 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
     phases = [phase_spec(p) for p in cfg.phases]
     with checked(cfg, executor) as executor:
         run = Run(cfg, "phases", executor=executor)
+        if any(phase == "outage" for phase, _ in phases):
+            run.outage(0, 0)  # refused before the first phase, not after the fill
         warm = set()
         previous = None
-        for text, (scenario, tool) in zip(cfg.phases, phases):
+        for text, (phase, tool) in zip(cfg.phases, phases):
+            outage = phase == "outage"
+            scenario = OUTAGE_SCENARIO if outage else phase
             spec = cfg.spec(scenario, tool=tool)
             if scenario != "fill" and scenario not in warm:
                 warm_up(run, spec, text)
             elif scenario != "fill" and previous == "fill":
                 reconnect(run, spec, text)  # the fill warmed it, on the fill's connections
-            run.phase(spec, text, cfg.events)
+            # A frozen node cannot be profiled: the outage phase is measured, not profiled.
+            run.phase(spec, text, [] if outage else cfg.events, outage=outage)
             warm |= warmed_by(scenario, warm)
             previous = scenario
         return run.finish()
