@@ -41,7 +41,8 @@ public record HealingProperties(
     }
 
     /**
-     * @param enabled        run repair rounds with every peer in the background
+     * @param enabled        run repair rounds with every peer in the background; switched off,
+     *                       rounds run only on demand
      * @param interval       how long after a round with a peer the next one starts (rounds also run
      *                       at start, after a topology change, and on demand)
      * @param buckets        the buckets of key hashes both sides compare; only the keys of buckets

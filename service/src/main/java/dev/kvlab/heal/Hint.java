@@ -23,6 +23,11 @@ record Hint(byte[] id, String node, byte[] key, Record record, int encodedBytes)
                 .array();
     }
 
+    /** When the hint was kept, in milliseconds since the epoch. */
+    long time() {
+        return ByteBuffer.wrap(id).getLong(8);
+    }
+
     static Hint decode(byte[] id, byte[] value) {
         ByteBuffer buffer = ByteBuffer.wrap(value);
         byte[] name = new byte[Short.toUnsignedInt(buffer.getShort())];

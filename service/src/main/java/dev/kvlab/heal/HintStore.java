@@ -64,7 +64,7 @@ public final class HintStore implements MissedWrites {
             }
             for (Map.Entry<byte[], byte[]> entry : page) {
                 Hint hint = Hint.decode(entry.getKey(), entry.getValue());
-                peer(hint.node()).counted(entry.getValue().length, ByteBuffer.wrap(entry.getKey()).getLong(8));
+                peer(hint.node()).counted(entry.getValue().length, hint.time());
             }
             start = successor(page.getLast().getKey());
         }
@@ -153,7 +153,7 @@ public final class HintStore implements MissedWrites {
             return hints;
         }).doOnNext(removed -> {
             Peer peer = peer(node);
-            removed.forEach(hint -> peer.removed(hint.encodedBytes()));
+            removed.forEach(hint -> peer.removed(hint.encodedBytes(), hint.time()));
         }).then();
     }
 
@@ -220,13 +220,15 @@ public final class HintStore implements MissedWrites {
             oldest.accumulateAndGet(time, (current, given) -> current == 0 ? given : Math.min(current, given));
         }
 
-        void removed(long size) {
+        /** A hint kept at {@code time} is gone; those left are no older (hints go oldest first). */
+        void removed(long size, long time) {
             if (count.decrementAndGet() <= 0) {
                 count.set(0);
                 bytes.set(0);
                 oldest.set(0);
             } else {
                 bytes.addAndGet(-size);
+                oldest.accumulateAndGet(time, (current, removed) -> current == 0 ? 0 : Math.max(current, removed));
             }
         }
 

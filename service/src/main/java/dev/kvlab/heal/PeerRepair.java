@@ -14,7 +14,7 @@ final class PeerRepair {
     /** When the last round between the two ended, whichever side ran it: the next is due an interval later. */
     private volatile long lastEndedMillis = NEVER;
     private volatile long retryAtMillis = NEVER;
-    private volatile boolean requested = true;
+    private volatile boolean requested;
     private volatile boolean running;
 
     /**
@@ -25,14 +25,15 @@ final class PeerRepair {
                  long keysCompared, long recordsSent, long recordsReceived) {
     }
 
-    boolean due(long now, long intervalMillis) {
+    /** Whether a round is due: asked for, to be tried again, or (when {@code periodic}) an interval after the last. */
+    boolean due(long now, long intervalMillis, boolean periodic) {
         if (running) {
             return false;
         }
         if (retryAtMillis != NEVER) {
             return now >= retryAtMillis;
         }
-        return requested || now >= lastEndedMillis + intervalMillis;
+        return requested || periodic && now >= lastEndedMillis + intervalMillis;
     }
 
     void started() {

@@ -65,12 +65,13 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         this.topologySeenMillis = topology.changedMillis();
     }
 
-    /** Looks every second for rounds that are due, unless repair is switched off (it still answers peers). */
+    /** Looks every second for rounds that are due; with repair switched off, for rounds asked for. */
     @Override
     public void start() {
         if (settings.enabled()) {
-            ticks = Ticks.every(Duration.ofSeconds(1), this::runDue, log, "repair");
+            requestAll();
         }
+        ticks = Ticks.every(Duration.ofSeconds(1), this::runDue, log, "repair");
     }
 
     /** The rounds due now, one after the other. */
@@ -79,11 +80,13 @@ public final class RepairService implements RepairResponder, BackgroundWork {
             Topology current = topology.current();
             if (topology.changedMillis() != topologySeenMillis) {
                 topologySeenMillis = topology.changedMillis();
-                requestAll();
+                if (settings.enabled()) {
+                    requestAll();
+                }
             }
             long now = wallMillis.getAsLong();
             return Flux.fromIterable(current.nodes())
-                    .filter(node -> !node.equals(current.self()) && peer(node).due(now, settings.interval().toMillis()))
+                    .filter(node -> !node.equals(current.self()) && peer(node).due(now, settings.interval().toMillis(), settings.enabled()))
                     .concatMap(node -> round(current, node))
                     .then();
         });
