@@ -7,6 +7,7 @@ import dev.kvlab.testing.NodeProcess;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * three nodes of 128 MiB of heap each. Every node sheds what its memory budget has no room for with
  * 503 (before the budget, the same burst ran all three out of heap, and they lived on answering
  * nothing well); every value read is whole; and once the burst is over every node serves small keys
- * at once.
+ * at once, and large ones as soon as the peers have finished the reads their coordinators gave up on.
  */
 class ConcurrentLargeReadsIT {
 
@@ -82,7 +83,7 @@ class ConcurrentLargeReadsIT {
                 KvClient client = node.client();
                 assertThat(client.put("small-after-" + node.port(), "s".getBytes(StandardCharsets.UTF_8), "3/3").statusCode()).isEqualTo(201);
                 assertThat(client.get("small-after-" + node.port(), "3/3").statusCode()).isEqualTo(200);
-                assertThat(client.get(key(0), "3/3").body()).isEqualTo(valueOf(0));
+                assertThat(largeReadOnceRoomIsBack(client)).isEqualTo(valueOf(0));
             }
             for (int i = 0; i < 3; i++) {
                 assertThat(Files.readString(dir.resolve("n" + i + ".log"))).as("node %d's log", i).doesNotContain("OutOfMemoryError");
@@ -92,6 +93,20 @@ class ConcurrentLargeReadsIT {
                 node.close();
             }
         }
+    }
+
+    /**
+     * A peer may still be reading for a burst's requests its coordinator gave up on (504): it holds
+     * their values until it has answered, so a large read can find no room on it for a moment.
+     */
+    private static byte[] largeReadOnceRoomIsBack(KvClient client) throws Exception {
+        long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+        HttpResponse<byte[]> response = client.get(key(0), "3/3");
+        while (response.statusCode() == 503 && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+            response = client.get(key(0), "3/3");
+        }
+        return response.body();
     }
 
     private static String key(int i) {
