@@ -6,7 +6,7 @@
 #   local-cluster.sh stop I      stop node I alone (SIGTERM), keeping its data and the others
 #   local-cluster.sh start I [N] start node I of an N-node cluster (3) again, with the same settings
 # Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS,
-# EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
+# START_TIMEOUT (60 s a node has to answer), EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
 # by default when several nodes share this machine's CPUs, the node's own defaults for a single node.
 # The nodes share the secret in DATA_ROOT/cluster-secret (made on the first `up`, kept with the data):
 # only callers that hold it may speak the replica protocol. A node that runs out of heap exits
@@ -20,6 +20,7 @@ BASE_PORT=${BASE_PORT:-8080}
 JAVA_OPTS=${JAVA_OPTS:-}
 EVENT_LOOPS=${EVENT_LOOPS:-}
 STORAGE_THREADS=${STORAGE_THREADS:-}
+START_TIMEOUT=${START_TIMEOUT:-60}
 RUN_DIR="$DATA_ROOT/run"
 SECRET="$DATA_ROOT/cluster-secret"
 
@@ -42,14 +43,14 @@ launch() {
   echo $! >"$RUN_DIR/n$i.pid"
 }
 
-# wait_for I: until node I answers (60 s at most); fails with its log when it exits or does not.
+# wait_for I: until node I answers (START_TIMEOUT s at most); fails with its log when it exits or does not.
 wait_for() {
-  local i=$1 deadline=$((SECONDS + 60))
+  local i=$1 deadline=$((SECONDS + START_TIMEOUT))
   until answers "$(node_url "$i")"; do
     if ! kill -0 "$(cat "$RUN_DIR/n$i.pid")" 2>/dev/null; then
       echo "node n$i exited; its log:" >&2; tail -20 "$RUN_DIR/n$i.log" >&2; return 1
     fi
-    if ((SECONDS > deadline)); then echo "node n$i did not answer within 60 s" >&2; return 1; fi
+    if ((SECONDS > deadline)); then echo "node n$i did not answer within $START_TIMEOUT s" >&2; return 1; fi
     sleep 0.3
   done
 }
