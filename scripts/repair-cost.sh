@@ -131,16 +131,20 @@ fill() {
     return
   fi
   rm -rf "${DATA_ROOT:?}"/n* "$DATA_ROOT/run" "$DATA_ROOT/cluster-secret"
-  cluster head "" up "$NODES"
-  say "filling $KEYS keys of $VALUE_SIZE bytes at 3/3 (k6, 16 VUs x 8 requests)"
-  local t0 targets
+  # A replica that answers a write late on a busy machine fails it at 3/3 (504): give it time.
+  cluster head "-Dkvlab.replication.timeout=30s" up "$NODES"
+  local t0 targets attempt
   t0=$(now)
   targets=$(for ((i = 0; i < NODES; i++)); do url "$i"; done | paste -sd,)
-  TARGETS=$targets KEYS=$KEYS VALUE_SIZE=$VALUE_SIZE REPLICAS=3/3 FILL_VUS=16 BATCH=8 FILL_MAX_DURATION=20m \
-    SUMMARY_JSON="$OUT/fill.json" "$K6" run --no-usage-report --no-color --quiet loadtests/k6/fill.js >"$OUT/fill.log" 2>&1 ||
-    die "the fill failed: see $OUT/fill.log"
-  jq -e --argjson keys "$KEYS" '.status_counts["201"] == $keys' "$OUT/fill.json" >/dev/null ||
-    die "the fill did not store every key: $(jq -c .status_counts "$OUT/fill.json")"
+  for attempt in 1 2 3; do
+    say "filling $KEYS keys of $VALUE_SIZE bytes at 3/3 (k6, 16 VUs x 8 requests), attempt $attempt"
+    TARGETS=$targets KEYS=$KEYS VALUE_SIZE=$VALUE_SIZE REPLICAS=3/3 FILL_VUS=16 BATCH=8 FILL_MAX_DURATION=20m \
+      SUMMARY_JSON="$OUT/fill.json" "$K6" run --no-usage-report --no-color --quiet loadtests/k6/fill.js >"$OUT/fill.log" 2>&1 ||
+      say "k6 exited with $?: see $OUT/fill.log"
+    if jq -e --argjson keys "$KEYS" '.status_counts["201"] == $keys' "$OUT/fill.json" >/dev/null; then break; fi
+    say "the fill did not store every key at 3/3: $(jq -c .status_counts "$OUT/fill.json")"
+    ((attempt < 3)) || die "three fills did not store every key at 3/3"
+  done
   say "filled in $(calc "$(now) - $t0") s"
   record --arg t "$(calc "$(now) - $t0")" --argjson keys "$KEYS" --argjson value "$VALUE_SIZE" \
     '{part: "fill", keys: $keys, value_size: $value, seconds: ($t | tonumber)}'
