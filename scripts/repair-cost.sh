@@ -11,7 +11,9 @@
 #   foreground  GET and PUT at 2/3 at a fixed rate (GET_RATE, PUT_RATE; paced wrk, one per node, by
 #               the load lab) with repair rounds running all the time (ON: interval 1s) against
 #               repair off (OFF: kvlab.heal.repair.enabled=false), arms alternated, each on a
-#               cluster started afresh on the same data, after WARMUP of the same load.
+#               cluster started afresh on the same data, after WARMUP of the same load. ARMS ("on off")
+#               may name more arms, each with its node options in ARM_<name>, as
+#               ARMS="on slow off" ARM_slow="-Dkvlab.heal.repair.interval=1s -Dkvlab.heal.repair.scan-rate=20000".
 # With JAR_BASE=<another build's jar> every configuration with repair runs with both jars, alternated,
 # so a change is measured against its base in the same run.
 # Everything goes to OUT (reports/<timestamp>-repair-cost): results.jsonl (a line per measurement),
@@ -38,6 +40,9 @@ LAB_JAVA_OPTS=${LAB_JAVA_OPTS:--Xmx512m}
 RAISED=${RAISED:--Dkvlab.heal.repair.rate=1GB -Dkvlab.heal.repair.scan-rate=100000000}
 ON=${ON:--Dkvlab.heal.repair.interval=1s}
 OFF=${OFF:--Dkvlab.heal.repair.enabled=false}
+ARMS=${ARMS:-on off}
+ARM_on=${ARM_on:-$ON}
+ARM_off=${ARM_off:-$OFF}
 JAR=${JAR:-service/target/kvlab-service.jar}
 JAR_BASE=${JAR_BASE:-}
 JAVA=${JAVA:-${JAVA_HOME:+$JAVA_HOME/bin/}java}
@@ -239,10 +244,11 @@ counters() {
     '{rounds_complete: $r, rounds_failed: $f, keys_compared: $c, records_sent: $s, records_received: $v}'
 }
 
-# foreground ARM JAR RUN: GET then PUT at 2/3 on a fresh cluster with repair on or off.
+# foreground ARM JAR RUN: GET then PUT at 2/3 on a fresh cluster with the arm's options (ARM_<arm>).
 foreground() {
-  local arm=$1 jar=$2 run=$3 opts
-  opts=$([ "$arm" = on ] && echo "$ON" || echo "$OFF")
+  local arm=$1 jar=$2 run=$3 opts_var="ARM_$1"
+  [ -n "${!opts_var+set}" ] || die "arm $arm has no options: set $opts_var"
+  local opts=${!opts_var}
   stop_cluster
   cluster "$jar" "$opts" up "$NODES"
   local targets pidlist scenario rate name before after dir dirs
@@ -278,10 +284,11 @@ record --arg commit "$(git rev-parse --short HEAD 2>/dev/null || echo unknown)" 
   --arg jar_base "$JAR_BASE" --arg load "$(cut -d' ' -f1-3 /proc/loadavg)" --arg cores "$(nproc)" \
   --argjson keys "$KEYS" --argjson value "$VALUE_SIZE" --argjson runs "$RUNS" --arg parts "$PARTS" \
   --argjson get "$GET_RATE" --argjson put "$PUT_RATE" --arg duration "$DURATION" --arg warmup "$WARMUP" \
-  --arg java_opts "$LAB_JAVA_OPTS" --arg raised "$RAISED" --arg on "$ON" --arg off "$OFF" \
+  --arg java_opts "$LAB_JAVA_OPTS" --arg raised "$RAISED" --arg arms "$ARMS" \
+  --argjson arm_options "$(for arm in $ARMS; do v="ARM_$arm"; jq -cn --arg k "$arm" --arg v "${!v:-}" '{($k): $v}'; done | jq -cs add)" \
   '{part: "setup", commit: $commit, jars: ($jars | split(" ")), jar_base: $jar_base, loadavg: $load, cores: ($cores | tonumber),
     keys: $keys, value_size: $value, runs: $runs, parts: $parts, get_rate: $get, put_rate: $put, duration: $duration,
-    warmup: $warmup, java_opts: $java_opts, raised: $raised, on: $on, off: $off}'
+    warmup: $warmup, java_opts: $java_opts, raised: $raised, arms: ($arms | split(" ")), arm_options: $arm_options}'
 fill
 
 if [[ " $PARTS " == *" refill "* || " $PARTS " == *" steady "* ]]; then
@@ -298,8 +305,11 @@ fi
 
 if [[ " $PARTS " == *" foreground "* ]]; then
   for ((run = 1; run <= RUNS; run++)); do
-    for jar in "${jars[@]}"; do foreground on "$jar" "$run"; done
-    foreground off head "$run"
+    for arm in $ARMS; do
+      # Repair off is the same whichever jar: it runs on head alone.
+      if [ "$arm" = off ]; then foreground off head "$run"; continue; fi
+      for jar in "${jars[@]}"; do foreground "$arm" "$jar" "$run"; done
+    done
   done
 fi
 stop_cluster
@@ -338,11 +348,11 @@ fg = group("foreground", ["scenario", "arm", "jar"])
 for key, on in fg.items():
     scenario, arm, jar = key.split("/")
     off = fg.get(f"{scenario}/off/head")
-    if arm != "on" or not off:
+    if arm == "off" or not off:
         continue
     pairs = [a["latency_ms"]["p99"] / b["latency_ms"]["p99"] for a, b in zip(on, off)]
     ratio = med([r["latency_ms"]["p99"] for r in on]) / med([r["latency_ms"]["p99"] for r in off])
-    ratios[f"{scenario}/{jar}"] = {"p99_on_over_off": ratio, "each_pair": pairs, "within_a_fifth": ratio <= 1.2}
+    ratios[f"{scenario}/{arm}/{jar}"] = {"p99_over_off": ratio, "each_pair": pairs, "within_a_fifth": ratio <= 1.2}
 summary["foreground_p99_ratio"] = ratios
 json.dump(summary, open(sys.argv[2], "w"), indent=1)
 print(json.dumps({k: summary[k] for k in ("refill", "steady", "foreground", "foreground_p99_ratio")}, indent=1))
