@@ -10,6 +10,9 @@
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
 #   make lab-replication-cost  issue 3's item 7: one node's PUT and GET rates, then three nodes at 2/3
 #                       at SHARE (40) % of each, RUNS (3) times, and a verdict (scripts/replication-cost.sh)
+#   make lab-repair-cost  what anti-entropy repair costs on three nodes of its own over 1M keys: a wiped
+#                       node's refill, CPU per key of a round, GET and PUT p99 with and without repair
+#                       (scripts/repair-cost.sh; RUNS, PARTS, GET_RATE, PUT_RATE, JAR_BASE, ...)
 #   make lab-hotpath    issue 2's hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s); HOTPATH_TOOL=wrk|k6
 #   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
@@ -62,7 +65,7 @@ HOTPATH_TOOL ?= wrk
 SHARE ?= 40
 RUNS ?= 3
 
-.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-hotpath lab-report lab-profile lab-selftest
+.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-report lab-profile lab-selftest
 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(if $(filter saturation,$(SCENARIO)),saturation,phases) \
@@ -89,6 +92,9 @@ lab-saturate: lab-tools ## find the max sustainable rate: TARGETS= PIDS= [SCENAR
 
 lab-replication-cost: build lab-tools ## one node's PUT and GET rates, then 3 nodes at 2/3 at SHARE (40) % of each, RUNS (3) times -> a verdict
 	SHARE=$(SHARE) RUNS=$(RUNS) LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/replication-cost.sh
+
+lab-repair-cost: build lab-tools ## repair's cost on 3 nodes over 1M keys: refill time, CPU per key, GET/PUT p99 on vs off -> reports/
+	LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/repair-cost.sh
 
 lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 25k/s, PUT 15k/s vs /v0/status
 	$(LAB) hotpath --tool $(HOTPATH_TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \

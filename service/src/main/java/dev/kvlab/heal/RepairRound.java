@@ -9,6 +9,7 @@ import dev.kvlab.replication.Replica;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.RecordHeader;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
@@ -123,14 +124,57 @@ final class RepairRound {
                 .filter(record -> differing.get(RepairBuckets.bucketOf(record.key(), buckets)))
                 .map(record -> new Side(record, true));
         Flux<Side> remote = client.digests(request).map(record -> new Side(record, false));
-        return Flux.mergeComparing(PREFETCH, KEY_ORDER, local, remote)
-                .bufferUntilChanged(side -> side.record().key(), Arrays::equals)
+        return byKey(Flux.mergeComparing(PREFETCH, KEY_ORDER, local, remote))
                 .flatMap(this::reconcile, COPIES_IN_FLIGHT)
                 .then();
     }
 
     /** One key's headers on this side, the other, or both. */
-    private record Side(RecordHeader.Keyed record, boolean local) {
+    record Side(RecordHeader.Keyed record, boolean local) {
+    }
+
+    /**
+     * The sides in key order, those of one key together. Not {@code bufferUntilChanged}: its count
+     * of requested buffers races when the buffers are requested on another thread than the one the
+     * sides arrive on (the copies end on timers and event loops, the sides come from a storage
+     * thread and an event loop), and it then fails the round with "Could not emit buffer due to
+     * lack of requests" (reactor-core issues 1937 and 2942), as it did refilling 1M keys.
+     */
+    static Flux<List<Side>> byKey(Flux<Side> sides) {
+        return Flux.defer(() -> {
+            KeyGroup group = new KeyGroup();
+            return sides.<List<Side>>handle((side, sink) -> {
+                List<Side> done = group.add(side);
+                if (done != null) {
+                    sink.next(done);
+                }
+            }).concatWith(Mono.fromSupplier(group::rest));
+        });
+    }
+
+    /** The sides of the key seen last: a key's group is done when another key comes, or at the end. */
+    private static final class KeyGroup {
+
+        private List<Side> sides;
+
+        /** Adds {@code side}; the group of the key before it, if this begins another key. */
+        List<Side> add(Side side) {
+            if (sides != null && Arrays.equals(sides.getFirst().record().key(), side.record().key())) {
+                sides.add(side);
+                return null;
+            }
+            List<Side> done = sides;
+            sides = new ArrayList<>(2);
+            sides.add(side);
+            return done;
+        }
+
+        /** The last group, null when there was none. */
+        List<Side> rest() {
+            List<Side> last = sides;
+            sides = null;
+            return last;
+        }
     }
 
     private Mono<Void> reconcile(List<Side> sides) {
