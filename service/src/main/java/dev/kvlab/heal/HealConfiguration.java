@@ -5,6 +5,7 @@ import dev.kvlab.cluster.WallClock;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.peer.RepairClient;
 import dev.kvlab.replication.ReplicaDirectory;
+import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.storage.LocalStore;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -53,8 +54,8 @@ public class HealConfiguration {
     }
 
     @Bean
-    TombstoneGrace tombstoneGrace(HealingProperties properties, WallClock clock) {
-        return new TombstoneGrace(properties.repair().tombstoneGrace(), clock);
+    TombstoneGrace tombstoneGrace(HealingProperties properties, ReplicationProperties replication, WallClock clock) {
+        return new TombstoneGrace(properties.repair().tombstoneGrace(), replication.timeout(), clock);
     }
 
     @Bean(destroyMethod = "close")

@@ -27,7 +27,8 @@ import reactor.core.publisher.Mono;
  *   <li>for the buckets whose hashes differ, the peer streams the keys and headers of its shared
  *       records, and this node walks them beside its own, in key order;</li>
  *   <li>a record only one side holds, or holds in a newer version, is copied to the other: sent as a
- *       replica write, or fetched with a replica read and stored here;</li>
+ *       replica write, or fetched with a replica read and stored here; unless it is younger than
+ *       the round covers ({@link TombstoneGrace#covered}), a write still on its way;</li>
  *   <li>when every record that differed was copied, the round is complete, and both sides learn it
  *       (tombstones wait for complete rounds).</li>
  * </ol>
@@ -86,7 +87,7 @@ final class RepairRound {
                         }
                     }
                     bucketsDiffering = differing.cardinality();
-                    return differing.isEmpty() ? Mono.<Void>empty() : compare(request.withDiffering(differing));
+                    return differing.isEmpty() ? Mono.<Void>empty() : compare(request.withDiffering(differing), started);
                 })
                 .then(Mono.defer(() -> failed.get() == 0 ? client.done(peer, topology.self(), started) : Mono.empty()))
                 .then(Mono.fromSupplier(() -> report(started, failed.get() == 0, failed.get() == 0 ? "complete"
@@ -118,14 +119,14 @@ final class RepairRound {
     }
 
     /** Walks both sides' digests of the differing buckets in key order and copies what differs. */
-    private Mono<Void> compare(RepairRequest request) {
+    private Mono<Void> compare(RepairRequest request, long started) {
         BitSet differing = request.differing();
         Flux<Side> local = shared(topology.ownership(), topology.self(), peer, scan)
                 .filter(record -> differing.get(RepairBuckets.bucketOf(record.key(), buckets)))
                 .map(record -> new Side(record, true));
         Flux<Side> remote = client.digests(request).map(record -> new Side(record, false));
         return byKey(Flux.mergeComparing(PREFETCH, KEY_ORDER, local, remote))
-                .flatMap(this::reconcile, COPIES_IN_FLIGHT)
+                .flatMap(sides -> reconcile(sides, started), COPIES_IN_FLIGHT)
                 .then();
     }
 
@@ -177,7 +178,7 @@ final class RepairRound {
         }
     }
 
-    private Mono<Void> reconcile(List<Side> sides) {
+    private Mono<Void> reconcile(List<Side> sides, long started) {
         compared.incrementAndGet();
         byte[] key = sides.getFirst().record().key();
         RecordHeader mine = null;
@@ -189,18 +190,21 @@ final class RepairRound {
                 theirs = side.record().header();
             }
         }
-        Mono<Long> copy;
         if (mine != null && (theirs == null ? !grace.forgettable(mine) : mine.version().isNewerThan(theirs.version()))) {
-            copy = send(key);
-        } else if (theirs != null && (mine == null ? !grace.forgettable(theirs) : theirs.version().isNewerThan(mine.version()))) {
-            copy = fetch(key);
-        } else {
-            return Mono.empty();
+            return grace.covered(mine, started) ? paced(send(key)) : Mono.empty();
         }
+        if (theirs != null && (mine == null ? !grace.forgettable(theirs) : theirs.version().isNewerThan(mine.version()))) {
+            return grace.covered(theirs, started) ? paced(fetch(key)) : Mono.empty();
+        }
+        return Mono.empty();
+    }
+
+    /** A copy counted as failed rather than ending the round when it fails, then paced by its bytes. */
+    private Mono<Void> paced(Mono<Long> copy) {
         return copy.onErrorResume(error -> {
             failed.incrementAndGet();
             return Mono.just(0L);
-        }).flatMap(pacer::after);
+        }).flatMap(pacer::after).then();
     }
 
     /** Sends this node's record of the key to the peer; the bytes sent. */

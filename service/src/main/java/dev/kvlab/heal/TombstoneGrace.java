@@ -15,15 +15,27 @@ import java.util.function.ToLongFunction;
  * the tombstone or has purged it too, so no copy of the deleted value is left to come back.
  * Until both have purged it, a repair round copies no tombstone past its grace to a replica that
  * lacks it.
+ *
+ * <p>A round covers the records older than its start by {@code settle}, the replicas' timeout: a
+ * younger write may still be on its way to a replica (its coordinator waits for it that long, then
+ * keeps a hint), so a round leaves it to its coordinator, and to the next round. Under a steady
+ * write load, without this, every round would copy again the writes still in flight.
  */
 final class TombstoneGrace {
 
     private final long graceMillis;
+    private final long settleMillis;
     private final LongSupplier wallMillis;
 
-    TombstoneGrace(Duration grace, LongSupplier wallMillis) {
+    TombstoneGrace(Duration grace, Duration settle, LongSupplier wallMillis) {
         this.graceMillis = grace.toMillis();
+        this.settleMillis = settle.toMillis();
         this.wallMillis = wallMillis;
+    }
+
+    /** Whether a round begun at {@code roundStartedMillis} covers the record: written long enough before it. */
+    boolean covered(RecordHeader header, long roundStartedMillis) {
+        return HybridLogicalClock.wallMillisOf(header.version()) <= roundStartedMillis - settleMillis;
     }
 
     /** A tombstone whose grace has ended: a replica that lacks it needs it no more. */
@@ -33,7 +45,7 @@ final class TombstoneGrace {
 
     /**
      * A tombstone {@code self} may purge: its grace has ended, and every other of its key's
-     * {@code owners} completed a repair round with {@code self} that began after that.
+     * {@code owners} completed a repair round with {@code self} that covered it.
      */
     boolean purgeable(RecordHeader header, List<String> owners, String self, ToLongFunction<String> lastCompleteRoundStarted) {
         if (!forgettable(header)) {
@@ -41,7 +53,7 @@ final class TombstoneGrace {
         }
         long graceEnds = graceEnds(header);
         for (String owner : owners) {
-            if (!owner.equals(self) && lastCompleteRoundStarted.applyAsLong(owner) <= graceEnds) {
+            if (!owner.equals(self) && lastCompleteRoundStarted.applyAsLong(owner) - settleMillis <= graceEnds) {
                 return false;
             }
         }

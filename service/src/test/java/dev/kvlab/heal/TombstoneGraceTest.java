@@ -13,7 +13,7 @@ class TombstoneGraceTest {
 
     static final long NOW = 1_800_000_000_000L;
     static final long HOUR = 3_600_000L;
-    final TombstoneGrace grace = new TombstoneGrace(Duration.ofHours(24), () -> NOW);
+    final TombstoneGrace grace = new TombstoneGrace(Duration.ofHours(24), Duration.ofSeconds(1), () -> NOW);
 
     static RecordHeader deletedAt(long millis) {
         return new RecordHeader(new Version(millis << 16, 7), 3, true);
@@ -34,14 +34,22 @@ class TombstoneGraceTest {
     }
 
     @Test
-    void pastItsGraceATombstoneWaitsForACompleteRoundWithEveryOtherOwnerBegunAfterTheGrace() {
+    void pastItsGraceATombstoneWaitsForACompleteRoundWithEveryOtherOwnerThatCoveredTheGrace() {
         RecordHeader old = deletedAt(NOW - 30 * HOUR);
         long graceEnded = NOW - 6 * HOUR;
-        Map<String, Long> roundsBegun = Map.of("b", graceEnded + 1, "c", graceEnded - 1);
+        Map<String, Long> roundsBegun = Map.of("b", graceEnded + 1001, "c", graceEnded + 999);
 
         assertThat(grace.purgeable(old, List.of("a", "b", "c"), "a", node -> roundsBegun.getOrDefault(node, 0L)))
-                .as("c's last complete round began before the grace ended").isFalse();
+                .as("c's last complete round began less than the settle after the grace ended").isFalse();
         assertThat(grace.purgeable(old, List.of("a", "b"), "a", node -> roundsBegun.getOrDefault(node, 0L))).isTrue();
         assertThat(grace.purgeable(old, List.of("a"), "a", node -> 0L)).as("the only owner").isTrue();
+    }
+
+    @Test
+    void aRoundCoversTheWritesOlderThanItsStartByTheSettleAndLeavesYoungerOnesInFlight() {
+        long started = NOW;
+        assertThat(grace.covered(new RecordHeader(new Version((started - 1000) << 16, 7), 3, false), started)).isTrue();
+        assertThat(grace.covered(new RecordHeader(new Version((started - 999) << 16, 7), 3, false), started)).isFalse();
+        assertThat(grace.covered(deletedAt(started + 5000), started)).as("a delete made during the round").isFalse();
     }
 }
