@@ -123,8 +123,13 @@ class SelfHealingIT {
      * write or a later or concurrent one, never an older value, never a deleted one.
      */
     private static void assertConvergedOnTheNewest(History history, ReplicaStates states) {
-        assertThat(history.count(Operation.Type.PUT, Operation.Outcome.OK)).as("acknowledged writes").isGreaterThanOrEqualTo(50);
-        assertThat(history.count(Operation.Type.DELETE, Operation.Outcome.OK)).as("acknowledged deletes").isGreaterThanOrEqualTo(10);
+        long puts = history.count(Operation.Type.PUT, Operation.Outcome.OK);
+        long deletes = history.count(Operation.Type.DELETE, Operation.Outcome.OK);
+        log.info("{} acknowledged PUTs, {} acknowledged DELETEs, {} writes not acknowledged", puts, deletes,
+                history.count(Operation.Type.PUT, Operation.Outcome.UNKNOWN) + history.count(Operation.Type.DELETE, Operation.Outcome.UNKNOWN));
+        // Few while a node is cut off: every request that reaches it waits the replica timeout.
+        assertThat(puts).as("acknowledged writes").isGreaterThanOrEqualTo(20);
+        assertThat(deletes).as("acknowledged deletes").isGreaterThanOrEqualTo(3);
         assertThat(states.divergences()).isEmpty();
         assertThat(states.records().values()).as("keys with a tombstone on every replica")
                 .anyMatch(held -> held.stream().allMatch(ReplicaRecord::tombstone));
