@@ -35,6 +35,7 @@ image: build docker-engine ## build the container image kvlab/service:<version> 
 test-containers: image ## run only the Testcontainers tests against the image
 	$(MVN) verify -pl testcontainers-it -Dkvlab.image=$(KVLAB_IMAGE)
 
-# The Testcontainers tests run in `make test` (./mvnw verify): the image must exist first. The
-# lab's own self-tests (Python, seconds) run first.
+# The Testcontainers tests run in `make test` (./mvnw verify): the image must exist first, and
+# they test the one it built (KVLAB_IMAGE=... too). The lab's own self-tests (Python, seconds) run first.
 test: image lab-selftest
+test: MVN += -Dkvlab.image=$(KVLAB_IMAGE)

@@ -3,6 +3,7 @@ package dev.kvlab.heal;
 import dev.kvlab.cluster.Ownership;
 import dev.kvlab.cluster.Topology;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.Leaving;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.LocalStore;
@@ -32,9 +33,11 @@ import reactor.core.publisher.Mono;
  *
  * <p>A node that leaves on purpose ({@link #leave}) sends every record to its owners in the
  * topology without it, keeping its own copies (it serves until it stops), and again and again
- * until it stops, so writes it takes meanwhile reach them too.
+ * until it stops, so writes it takes meanwhile reach them too. It takes no copy back of a record
+ * it holds already ({@link Leaving}): the other nodes' sweeps, which still count it an owner, keep
+ * the copies it handed them.
  */
-public final class Handoff implements BackgroundWork {
+public final class Handoff implements BackgroundWork, Leaving {
 
     private static final Logger log = LoggerFactory.getLogger(Handoff.class);
     /** Records sent at once. */
@@ -288,6 +291,11 @@ public final class Handoff implements BackgroundWork {
     /** The leave under way, or null. */
     public Leave leaving() {
         return leaving;
+    }
+
+    @Override
+    public boolean isLeaving() {
+        return leaving != null;
     }
 
     /** Records deleted here once their owners held them, since the node started. */

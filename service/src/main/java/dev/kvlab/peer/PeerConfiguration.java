@@ -54,10 +54,11 @@ public class PeerConfiguration {
 
     @Bean
     ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, ApiProperties api,
-                                  MemoryBudget budget, ReplicationProperties replication, RepairResponder repair) {
+                                  MemoryBudget budget, ReplicationProperties replication, RepairResponder repair, Leaving leaving) {
         StreamAdmission rangeStreams = new StreamAdmission(replication.maxRangeStreams(), ChunkedStream.reservation(api.largestEntry()),
                 budget, "records streams (kvlab.replication.max-range-streams)");
-        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), budget, rangeStreams, repair, replication.batch());
+        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), budget, rangeStreams, repair, replication.batch(),
+                leaving);
     }
 
     @Bean

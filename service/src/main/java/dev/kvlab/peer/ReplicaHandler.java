@@ -60,10 +60,12 @@ final class ReplicaHandler {
     private final ValueReader values;
     private final ReplicationProperties.Batch batchLimits;
     private final long maxBatchBytes;
+    private final Leaving leaving;
     private final Sinks.Empty<Void> stopping = Sinks.empty();
 
     ReplicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, DataSize maxValueSize,
-                   MemoryBudget budget, StreamAdmission rangeStreams, RepairResponder repair, ReplicationProperties.Batch batchLimits) {
+                   MemoryBudget budget, StreamAdmission rangeStreams, RepairResponder repair, ReplicationProperties.Batch batchLimits,
+                   Leaving leaving) {
         this.store = store;
         this.clock = clock;
         this.authentication = authentication;
@@ -73,6 +75,7 @@ final class ReplicaHandler {
         this.repair = repair;
         this.values = new ValueReader(maxValueSize, budget);
         this.batchLimits = batchLimits;
+        this.leaving = leaving;
         // A sender fills a batch up to max-bytes, or sends one larger call alone.
         this.maxBatchBytes = Math.max(batchLimits.maxBytes().toBytes(),
                 ReplicaBatch.largestCallBytes(RequestParameters.MAX_KEY_BYTES, maxValueSize.toBytes()));
@@ -278,13 +281,53 @@ final class ReplicaHandler {
 
     /**
      * The outcome of each call. A write is refused alone when this node's clock does not admit its
-     * version ({@link HybridLogicalClock#admit}) or the lease has no room for its record; the rest
-     * run in one storage task, which holds the records it reads on the lease too.
+     * version ({@link HybridLogicalClock#admit}) or the lease has no room for its record, or when
+     * this node is leaving and holds its version already ({@link #heldAlready}); the rest run in one
+     * storage task, which holds the records it reads on the lease too.
      */
     private Mono<List<Outcome>> run(List<StoreOp> ops, MemoryBudget.Lease lease) {
-        Outcome[] refused = new Outcome[ops.size()];
+        if (leaving.isLeaving() && ops.stream().anyMatch(op -> op instanceof StoreOp.Write)) {
+            return heldAlready(ops, lease).flatMap(refused -> run(ops, refused, lease));
+        }
+        return run(ops, new Outcome[ops.size()], lease);
+    }
+
+    /**
+     * A leaving node's refusals of writes of a version it holds already (or older): it takes no copy
+     * back of what its leave handed on. The other nodes still reckon it an owner of some of those
+     * records, and their handoff would otherwise send them back to it and delete their own copies
+     * once it took them, and the records would leave the cluster with it. Refused, the sender keeps
+     * its copy. Writes that bring something newer, as clients' writes do, are taken as ever.
+     */
+    private Mono<Outcome[]> heldAlready(List<StoreOp> ops, MemoryBudget.Lease lease) {
+        List<Integer> writes = new ArrayList<>();
+        List<StoreOp> reads = new ArrayList<>();
+        for (int i = 0; i < ops.size(); i++) {
+            if (ops.get(i) instanceof StoreOp.Write write) {
+                writes.add(i);
+                reads.add(new StoreOp.Read(write.key()));
+            }
+        }
+        return store.batch(reads, lease).map(found -> {
+            Outcome[] refused = new Outcome[ops.size()];
+            for (int j = 0; j < writes.size(); j++) {
+                int i = writes.get(j);
+                if (found.get(j) instanceof Outcome.Found held
+                        && !((StoreOp.Write) ops.get(i)).record().version().isNewerThan(held.record().version())) {
+                    refused[i] = new Outcome.Failed(new IllegalStateException(
+                            "this node is leaving the cluster and holds this record already: it takes no copy of it back"));
+                }
+            }
+            return refused;
+        });
+    }
+
+    private Mono<List<Outcome>> run(List<StoreOp> ops, Outcome[] refused, MemoryBudget.Lease lease) {
         List<StoreOp> admitted = new ArrayList<>(ops.size());
         for (int i = 0; i < ops.size(); i++) {
+            if (refused[i] != null) {
+                continue;
+            }
             try {
                 if (ops.get(i) instanceof StoreOp.Write write) {
                     clock.admit(write.record().version());

@@ -18,6 +18,9 @@ import java.util.stream.IntStream;
  * written before, so a read's answer names the write it came from. Bounded: each client stops
  * after {@code maxOperations} or when the workload is stopped. Clients send only to the nodes in
  * rotation, so a test can take a node out before restarting it, as a load balancer would.
+ *
+ * <p>By default 45 % PUTs, 10 % DELETEs and 45 % GETs ({@link #withMix}); {@link #writesOnly()}
+ * sends no GET, so no read repair can mend a replica behind the test's back.
  */
 public final class Workload implements AutoCloseable {
 
@@ -27,6 +30,9 @@ public final class Workload implements AutoCloseable {
     private final List<String> keys;
     private final String replicas;
     private final int maxOperations;
+    private int putPercent = 45;
+    private int deletePercent = 10;
+    private Duration pauseAfterFailure = Duration.ZERO;
     private final AtomicBoolean running = new AtomicBoolean();
     /** The nodes clients may send requests to, as a load balancer's rotation; all at first. */
     private final Set<Integer> rotation = ConcurrentHashMap.newKeySet();
@@ -44,6 +50,31 @@ public final class Workload implements AutoCloseable {
         for (int i = 0; i < nodes.size(); i++) {
             rotation.add(i);
         }
+    }
+
+    /** {@code putPercent} % PUTs, {@code deletePercent} % DELETEs, the rest GETs. Before {@link #start()}. */
+    public Workload withMix(int putPercent, int deletePercent) {
+        if (putPercent < 0 || deletePercent < 0 || putPercent + deletePercent > 100) {
+            throw new IllegalArgumentException("PUTs " + putPercent + " % and DELETEs " + deletePercent + " %");
+        }
+        this.putPercent = putPercent;
+        this.deletePercent = deletePercent;
+        return this;
+    }
+
+    /** 75 % PUTs and 25 % DELETEs, no GET. Before {@link #start()}. */
+    public Workload writesOnly() {
+        return withMix(75, 25);
+    }
+
+    /**
+     * After an operation that got no acknowledgement (a 504, a refused connection) the client waits
+     * this long before its next one, as a client backs off from a cluster that is restarting,
+     * rather than spend its operations failing. None by default. Before {@link #start()}.
+     */
+    public Workload pausingAfterFailures(Duration pause) {
+        this.pauseAfterFailure = pause;
+        return this;
     }
 
     /** The keys this workload reads and writes. */
@@ -85,9 +116,19 @@ public final class Workload implements AutoCloseable {
             int node = available.get(random.nextInt(available.size()));
             String key = keys.get(random.nextInt(keys.size()));
             int dice = random.nextInt(100);
-            Operation.Type type = dice < 45 ? Operation.Type.PUT : dice < 55 ? Operation.Type.DELETE : Operation.Type.GET;
+            Operation.Type type = dice < putPercent ? Operation.Type.PUT
+                    : dice < putPercent + deletePercent ? Operation.Type.DELETE : Operation.Type.GET;
             String value = type == Operation.Type.PUT ? "c" + client + "-" + n : null;
-            history.record(execute(client, node, type, key, value));
+            Operation operation = execute(client, node, type, key, value);
+            history.record(operation);
+            if (!operation.acknowledged() && pauseAfterFailure.isPositive()) {
+                try {
+                    Thread.sleep(pauseAfterFailure);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
         }
     }
 
