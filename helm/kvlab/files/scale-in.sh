@@ -27,6 +27,8 @@ port=$KVLAB_MANAGEMENT_PORT
 keep=$KVLAB_REPLICAS
 timeout=$KVLAB_TIMEOUT_SECONDS
 absent_after=20
+nl='
+'
 
 now() { date +%s; }
 started=$(now)
@@ -37,11 +39,21 @@ host() { echo "$set_name-$1.$service"; }
 url() { echo "http://$(host "$1"):$port/actuator/kvlab$2"; }
 resolves() { getent hosts "$(host "$1")" >/dev/null 2>&1; }
 
-# status ORDINAL: the pod's /actuator/kvlab, without blanks; curl's error and a failure when the pod
-# does not answer.
+# status ORDINAL: the pod's /actuator/kvlab, without blanks. Fails when the pod does not answer
+# (status 1, curl's error) and when it has no such endpoint (status 2: an image that cannot leave).
 status() {
-  out=$(curl -fsS -m 5 "$(url "$1" "")" 2>&1) || { printf '%s' "$out"; return 1; }
-  printf '%s' "$out" | tr -d ' \t\r\n'
+  out=$(curl -sS -m 5 -w '\n%{http_code}' "$(url "$1" "")" 2>&1) || { printf '%s' "$out"; return 1; }
+  code=${out##*"$nl"}
+  case $code in
+    200) printf '%s' "${out%"$nl"*}" | tr -d ' \t\r\n' ;;
+    404) echo "GET /actuator/kvlab answered 404"; return 2 ;;
+    *) echo "GET /actuator/kvlab answered $code"; return 1 ;;
+  esac
+}
+cannot_leave() {
+  log "FAILED: $(pod "$1") cannot hand its records over: $2. Its image is older than the leave operation: upgrade the image first (with the same replicaCount), or shrink with scaleIn.enabled=false and lose what only it holds."
+  log "The StatefulSet keeps its $size pods. The pods asked to leave keep handing over until they restart."
+  exit 1
 }
 # first NAME TEXT: the first "NAME":<number> in TEXT.
 first() { printf '%s' "$2" | grep -o "\"$1\":[0-9]*" | head -n 1 | cut -d: -f2; }
@@ -56,7 +68,7 @@ count_list() {
 size=$keep
 i=0
 while [ "$i" -lt "$keep" ]; do
-  if json=$(status "$i") && [ -n "$json" ]; then
+  if json=$(status "$i" 2>/dev/null) && [ -n "$json" ]; then
     case $json in
       *'"nodes":['*)
         seen=$(count_list "${json#*\"nodes\":}")
@@ -92,7 +104,10 @@ while :; do
       continue
     fi
     eval "absent_$i="
-    if ! json=$(status "$i") || [ -z "$json" ]; then
+    answered=0
+    json=$(status "$i") || answered=$?
+    [ "$answered" != 2 ] || cannot_leave "$i" "$json"
+    if [ "$answered" != 0 ] || [ -z "$json" ]; then
       eval "note=\${note_$i:-}"
       if [ "$note" != "does not answer on port $port" ]; then
         log "$(pod "$i"): does not answer on port $port yet: ${json:-no answer}"
@@ -102,10 +117,7 @@ while :; do
       continue
     fi
     leaving=${json#*\"leaving\":}
-    if [ "$leaving" = "$json" ]; then
-      log "FAILED: $(pod "$i")'s /actuator/kvlab has no handoff.leaving: its image cannot hand its records over. Upgrade the image first, or shrink with scaleIn.enabled=false and lose what only it holds."
-      exit 1
-    fi
+    [ "$leaving" != "$json" ] || cannot_leave "$i" "its /actuator/kvlab has no handoff.leaving"
     case $leaving in
       null*) size_left=0 ;;
       *) size_left=$(count_list "${leaving#*\"remaining\":}") ;;
@@ -115,9 +127,7 @@ while :; do
         --data "{\"size\": $keep}" "$(url "$i" /leave)" 2>&1) || true
       case $answer in
         200) log "$(pod "$i"): leaving: hands every record to its owners among $(pod 0)..$(pod $((keep - 1)))" ;;
-        404) log "FAILED: $(pod "$i") has no POST /actuator/kvlab/leave (404): its image cannot hand its records over. Upgrade the image first, or shrink with scaleIn.enabled=false and lose what only it holds."
-          log "The StatefulSet keeps its $size pods. The pods asked to leave keep handing over until they restart."
-          exit 1 ;;
+        404) cannot_leave "$i" "POST /actuator/kvlab/leave answered 404" ;;
         *) log "$(pod "$i"): POST /actuator/kvlab/leave answered ${answer:-nothing}; trying again" ;;
       esac
       still="$still $i"
