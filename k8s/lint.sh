@@ -4,6 +4,7 @@
 # - `helm lint --strict` with the defaults and with every optional part on;
 # - renders the variants and checks what each must (and must not) contain;
 # - the schema rejects bad values, and the template rejects a grace period shorter than the drain;
+# - the scale-in hook's script parses as sh (and passes shellcheck where it is installed);
 # - the dashboard is valid JSON, its panels in place and its metrics documented (k8s/dashboard-check.py);
 # - every value documented in values.yaml (`# --`) has its row in the chart's README, with its
 #   default when that is a single value.
@@ -60,6 +61,13 @@ contains "the pods read the cluster's secret from a file" 'secretName: kvlab-clu
 contains "an existing Secret's name when given" 'secretName: my-peers$' --set clusterSecret.existingSecret=my-peers
 lacks "no Secret of the chart's own with an existing one" '^kind: Secret$' --set clusterSecret.existingSecret=my-peers
 lacks "the test pod is no node: it has not the selector labels" "^    app.kubernetes.io/name: kvlab$" --show-only templates/tests/test-write-read.yaml
+contains "a scale-in hook before upgrades and rollbacks" '^    helm.sh/hook: pre-upgrade,pre-rollback$' --show-only templates/scale-in-job.yaml
+contains "the hook is told the new size" '^              value: "2"$' --show-only templates/scale-in-job.yaml --set replicaCount=2
+lacks "the hook pod is no node: it has not the selector labels" "^        app.kubernetes.io/name: kvlab$" --show-only templates/scale-in-job.yaml
+lacks "no scale-in hook when off" 'helm.sh/hook: pre-upgrade' --set scaleIn.enabled=false
+contains "the hook may reach the management port when managementFrom limits it" '^              app.kubernetes.io/name: kvlab-scale-in$' \
+  --show-only templates/networkpolicy.yaml --set 'networkPolicy.managementFrom[0].podSelector.matchLabels.role=prometheus'
+lacks "the management port stays open to everyone when managementFrom is empty" 'kvlab-scale-in' --show-only templates/networkpolicy.yaml
 lacks "no ServiceMonitor by default (its CRD may be absent)" '^kind: ServiceMonitor$'
 lacks "no profiler sidecar by default" 'shareProcessNamespace|name: profiler$'
 contains "the ServiceMonitor when enabled" '^kind: ServiceMonitor$' --set metrics.serviceMonitor.enabled=true
@@ -75,9 +83,16 @@ rejects "the schema rejects an unknown value (a typo)" --set replicaCout=3
 rejects "the schema rejects replicaCount 0" --set replicaCount=0
 rejects "the schema rejects a bad duration" --set cluster.refreshInterval=soon
 rejects "the schema rejects an unknown anti-affinity" --set podAntiAffinity=sometimes
+rejects "the schema rejects a scale-in timeout under 10 s" --set scaleIn.timeoutSeconds=5
 rejects "a grace period shorter than preStop + drain is refused" --set terminationGracePeriodSeconds=20
 rejects "the replica port must differ from the client port" --set replication.port=8080
 rejects "the management port must differ from the client port" --set service.managementPort=8080
+
+# The hook's script runs under the image's /bin/sh (dash): POSIX sh, checked by shellcheck where it is installed.
+if sh -n "$CHART/files/scale-in.sh"; then pass "files/scale-in.sh parses as sh"; else flunk "files/scale-in.sh does not parse as sh"; fi
+if command -v shellcheck >/dev/null; then
+  if shellcheck -s sh "$CHART/files/scale-in.sh"; then pass "shellcheck files/scale-in.sh"; else flunk "shellcheck files/scale-in.sh"; fi
+fi
 
 if out=$(python3 "$(dirname "$0")/dashboard-check.py" "$CHART/dashboards/kvlab.json" "$(dirname "$0")/../docs/operations.md"); then
   pass "dashboards/kvlab.json: JSON, panels in place, every query on \$datasource, \$namespace and \$pod, every kvlab_ metric documented"

@@ -190,6 +190,128 @@ profiler_sidecar_takes_a_flame_graph_under_load() {
   ok "the pod was under load: ${created} PUTs answered 201 during the profiles"
 }
 
+# helm upgrade 3 -> 5 -> 3 while a writer in $RELEASE-0 puts keys at 1/1, 2/2, 2/3 and 3/3 through
+# the client Service, about 30 a second; then every key whose PUT answered 201 is read back at its
+# replicas. Growing moves keys to the new pods (handoff), shrinking runs the chart's scale-in hook
+# first: the pods that go away hand their records to the pods that stay. E2E_SCALE_IN=off shrinks
+# with the hook turned off instead, which loses keys that only the removed pods held.
+scaling_out_and_in_under_load_keeps_every_acknowledged_write() {
+  local writer=$RELEASE-0 prefix=scaled-$RUN_ID hook=(--set scaleIn.enabled=true)
+  # Not local: the EXIT trap (the scenario's subshell ending, failed or not) stops both.
+  scaling_stop=/tmp/stop-writing-$RUN_ID scaling_watcher=""
+  trap scaling_cleanup EXIT
+  [ "${E2E_SCALE_IN:-on}" = on ] || hook=(--set scaleIn.enabled=false)
+  # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
+  k exec "$writer" -c kvlab -- sh -c '
+    base=$1 prefix=$2 stop=$3 end=$(($(date +%s) + $4)) i=0
+    while [ ! -e "$stop" ] && [ "$(date +%s)" -lt "$end" ] && [ "$i" -lt 4000 ]; do
+      i=$((i + 1))
+      set --
+      for r in 1/1 2/2 2/3 3/3; do
+        key="$prefix-${r%/*}of${r#*/}-$i"
+        [ $# -eq 0 ] || set -- "$@" --next
+        set -- "$@" -s -o /dev/null -m 5 -w "%{http_code} $r $key\n" -X PUT --data-binary "$key" "$base/v0/entity?id=$key&replicas=$r"
+      done
+      curl "$@"
+      sleep 0.05
+    done' sh "http://$RELEASE:8080" "$prefix" "$scaling_stop" 600 >"$WORK/writes.out" 2>"$WORK/writes.err" &
+  local writing=$!
+  wait_until 30 "the writer's first PUTs answer" grep -q ' 3/3 ' "$WORK/writes.out"
+  ok "a writer in $writer puts keys at 1/1, 2/2, 2/3 and 3/3 through the client Service"
+  sleep 5
+
+  local started=$SECONDS
+  "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set replicaCount=5 --wait --timeout 5m >/dev/null
+  ok "helm upgrade --set replicaCount=5 under load: 5 pods ready after $((SECONDS - started))s"
+  expect_topology 5
+  sleep 10
+
+  # While the shrink runs: what the pods that go away say about their leaving, and the hook's log.
+  watch_leaving 3 4 &
+  scaling_watcher=$!
+  started=$SECONDS
+  "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set replicaCount=3 "${hook[@]}" --wait --timeout 5m \
+    >"$WORK/shrink.out" 2>&1 || { cat "$WORK/shrink.out" >&2; fail "helm upgrade --set replicaCount=3 failed"; }
+  ok "helm upgrade --set replicaCount=3 ${hook[*]} under load returned after $((SECONDS - started))s"
+  wait_until 120 "$RELEASE-3 and $RELEASE-4 are gone" pods_gone "$RELEASE-3" "$RELEASE-4"
+  ok "$RELEASE-3 and $RELEASE-4 are gone, $((SECONDS - started))s after the upgrade began"
+  kill "$scaling_watcher" 2>/dev/null || true
+  wait "$scaling_watcher" 2>/dev/null || true
+  scaling_watcher=""
+  if [ -s "$WORK/scale-in.log" ]; then sed 's/^/  hook: /' "$WORK/scale-in.log" >&2; fi
+  local pod
+  for pod in "$RELEASE-3" "$RELEASE-4"; do
+    if [ "${E2E_SCALE_IN:-on}" = on ]; then
+      grep -qE '"passes":[1-9]' "$WORK/leaving-$pod" 2>/dev/null ||
+        fail "$pod went away without a complete pass of its leave (last seen: $(cat "$WORK/leaving-$pod" 2>/dev/null || echo nothing))"
+      ok "$pod was leaving before it went away: $(cat "$WORK/leaving-$pod")"
+    else
+      ok "$pod went away without leaving (the hook is off): $(cat "$WORK/leaving-$pod" 2>/dev/null || echo null)"
+    fi
+  done
+  # Each pod drops the two from its topology once DNS has shown them gone for cluster.shrinkAfter (60 s).
+  local i
+  for i in 0 1 2; do
+    poll 120 sees_nodes "$RELEASE-$i" 3 || fail "$RELEASE-$i still sees $(nodes_seen "$RELEASE-$i") nodes"
+  done
+  ok "every pod sees 3 nodes, $((SECONDS - started))s after the upgrade began"
+  sleep 5
+  k exec "$writer" -c kvlab -- touch "$scaling_stop"
+  wait "$writing" || fail "the writer failed: $(tail -n 3 "$WORK/writes.err")"
+
+  # What was acknowledged, by replicas.
+  local r acknowledged total
+  for r in 1/1 2/2 2/3 3/3; do
+    acknowledged=$(awk -v r="$r" '$1 == 201 && $2 == r' "$WORK/writes.out" | wc -l)
+    total=$(awk -v r="$r" '$2 == r' "$WORK/writes.out" | wc -l)
+    [ "$acknowledged" -ge 100 ] || fail "only $acknowledged of $total PUTs at $r answered 201"
+    ok "PUTs at $r: $acknowledged of $total answered 201 ($(awk -v r="$r" '$2 == r && $1 != 201 { print $1 }' "$WORK/writes.out" | sort | uniq -c | awk '{ printf "%s%s x %s", sep, $1, $2; sep = ", " }'))"
+  done
+  # Every acknowledged key, read back at its replicas through the client Service: its value is its key.
+  # Each answer's body, then a line "@@ <status> <url>".
+  awk '$1 == 201 { printf "url = \"http://'"$RELEASE"':8080/v0/entity?id=%s&replicas=%s\"\n", $3, $2 }' "$WORK/writes.out" >"$WORK/reads.conf"
+  k exec -i "$writer" -c kvlab -- curl -s -m 5 -w '\n@@ %{http_code} %{url}\n' -K - <"$WORK/reads.conf" >"$WORK/reads.out" || true
+  awk '/^@@ / {
+         key = $3; sub(/.*[?]id=/, "", key); sub(/&.*/, "", key)
+         replicas = $3; sub(/.*replicas=/, "", replicas)
+         if ($2 != 200 || body != key) print replicas, $2, key, body
+         body = ""; next
+       }
+       { body = body == "" ? $0 : body " " $0 }' "$WORK/reads.out" >"$WORK/lost.out"
+  local read answered lost
+  read=$(wc -l <"$WORK/reads.conf")
+  answered=$(grep -c '^@@ ' "$WORK/reads.out" || true)
+  [ "$answered" = "$read" ] || fail "only $answered of $read reads were answered"
+  if [ -s "$WORK/lost.out" ]; then
+    head -n 10 "$WORK/lost.out" | sed 's/^/  not read back: /' >&2
+    lost=$(awk '{ print $1 }' "$WORK/lost.out" | sort | uniq -c | awk '{ printf "%s%s at %s", sep, $1, $2; sep = ", " }')
+    fail "$(wc -l <"$WORK/lost.out") of $read acknowledged keys were not read back with their value ($lost)"
+  fi
+  ok "all $read acknowledged keys read back at their replicas with their values"
+}
+pods_gone() { local pod; for pod; do pod_gone "$pod" || return 1; done; }
+# The writer stopped (its loop ends at the stop file) and the watcher gone, however the scenario ends.
+scaling_cleanup() {
+  [ -z "$scaling_watcher" ] || kill "$scaling_watcher" 2>/dev/null || true
+  k exec "$RELEASE-0" -c kvlab -- touch "$scaling_stop" >/dev/null 2>&1 || true
+}
+# watch_leaving ORDINAL...: until killed, keeps each pod's last handoff.leaving in $WORK/leaving-<pod>,
+# and follows the scale-in hook's log into $WORK/scale-in.log once its pod runs.
+watch_leaving() {
+  local i out following=0
+  while :; do
+    for i; do
+      out=$(k exec "$RELEASE-$i" -c kvlab -- curl -s -m 2 localhost:9080/actuator/kvlab 2>/dev/null | sed -n 's/.*"leaving":\({[^}]*"lastPass":{[^}]*}}\|{[^}]*}\|null\).*/\1/p') || true
+      [ -z "$out" ] || [ "$out" = null ] && [ -s "$WORK/leaving-$RELEASE-$i" ] || echo "$out" >"$WORK/leaving-$RELEASE-$i"
+    done
+    if [ "$following" = 0 ] && [ -n "$(k get pods -l app.kubernetes.io/component=scale-in -o name 2>/dev/null)" ]; then
+      following=1
+      k logs -f -l app.kubernetes.io/component=scale-in --tail=-1 >"$WORK/scale-in.log" 2>/dev/null &
+    fi
+    sleep 1
+  done
+}
+
 scaling_to_five_updates_the_topology_on_every_pod() {
   local i before=()
   for i in 0 1 2; do before+=("$(pod_uid "$RELEASE-$i")/$(pod_restarts "$RELEASE-$i")"); done
@@ -353,6 +475,7 @@ if scenario "install 3 replicas and wait" install_three_replicas; then
   scenario "a pod deleted by force comes back with its data" pod_deleted_by_force_comes_back_with_its_data
   scenario "a request at 2/3 keeps succeeding while one pod is down" request_at_two_of_three_keeps_succeeding_while_one_pod_is_down
   scenario "the profiler sidecar takes a flame graph of a pod under load" profiler_sidecar_takes_a_flame_graph_under_load
+  scenario "helm upgrade 3 -> 5 -> 3 under write load keeps every acknowledged key" scaling_out_and_in_under_load_keeps_every_acknowledged_write
   scenario "scaling to 5 updates the topology on every pod" scaling_to_five_updates_the_topology_on_every_pod
   scenario "the NetworkPolicy is accepted by the API server" network_policy_is_accepted
   scenario "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" network_policy_is_enforced
@@ -360,7 +483,8 @@ if scenario "install 3 replicas and wait" install_three_replicas; then
 else
   for title in "every pod sees 3 nodes" "a write through one pod at 2/3 is read through another" "helm test passes" \
     "a pod deleted by force comes back with its data" "a request at 2/3 keeps succeeding while one pod is down" \
-    "the profiler sidecar takes a flame graph of a pod under load" "scaling to 5 updates the topology on every pod" \
+    "the profiler sidecar takes a flame graph of a pod under load" \
+    "helm upgrade 3 -> 5 -> 3 under write load keeps every acknowledged key" "scaling to 5 updates the topology on every pod" \
     "the NetworkPolicy is accepted by the API server" \
     "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" \
     "uninstall leaves nothing behind but the volumes' claims"; do

@@ -73,6 +73,24 @@ app.kubernetes.io/component: test
 {{- end }}
 
 {{/*
+Labels of the scale-in hook's Job and pod: not the selector labels either, so that it is no node;
+the NetworkPolicy lets it on the management port by its selector labels.
+*/}}
+{{- define "kvlab.scaleInLabels" -}}
+helm.sh/chart: {{ include "kvlab.chart" . }}
+{{ include "kvlab.scaleInSelectorLabels" . }}
+app.kubernetes.io/version: {{ include "kvlab.imageTag" . | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kvlab
+app.kubernetes.io/component: scale-in
+{{- end }}
+
+{{- define "kvlab.scaleInSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "kvlab.name" . }}-scale-in
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
 Selector labels: the pods of this release.
 */}}
 {{- define "kvlab.selectorLabels" -}}

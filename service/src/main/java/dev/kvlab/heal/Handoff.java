@@ -9,9 +9,14 @@ import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.RecordHeader;
+import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -35,7 +40,8 @@ import reactor.core.publisher.Mono;
  * topology without it, keeping its own copies (it serves until it stops), and again and again
  * until it stops, so writes it takes meanwhile reach them too. It takes no copy back of a record
  * it holds already ({@link Leaving}): the other nodes' sweeps, which still count it an owner, keep
- * the copies it handed them.
+ * the copies it handed them. The writes it takes after its last pass began go to their owners
+ * when it stops, once it takes no more ({@link #lastPass}).
  */
 public final class Handoff implements BackgroundWork, Leaving {
 
@@ -60,6 +66,14 @@ public final class Handoff implements BackgroundWork, Leaving {
     private volatile Sweep last;
     private volatile Sweep running;
     private volatile Leave leaving;
+    /** While leaving: the keys stored since the last pass began, and those a pass could not send. */
+    private volatile Set<ByteBuffer> writtenSincePass = ConcurrentHashMap.newKeySet();
+    /**
+     * While leaving: the keys stored before the running pass began, which that pass covers; they
+     * stay here until a pass ends (a pass cut short covers nothing). Sets kept as they are, not
+     * copied: a key told a moment after the set was taken still counts.
+     */
+    private volatile List<Set<ByteBuffer>> coveredByPass = List.of();
     private volatile long sweptTopologyMillis = -1;
     private volatile long nextSweepMillis;
     private Disposable ticks;
@@ -165,6 +179,10 @@ public final class Handoff implements BackgroundWork, Leaving {
             throw new IllegalArgumentException("a leaving node hands its records to nodes of the cluster other than itself, not to " + remaining);
         }
         Leave leave = leaving;
+        if (leave == null) {
+            // Before the first pass begins, so that it covers every key stored until then.
+            store.onWritten(key -> writtenSincePass.add(ByteBuffer.wrap(key.clone())));
+        }
         if (leave == null || !leave.remaining().equals(remaining)) {
             leave = new Leave(List.copyOf(remaining), wallMillis.getAsLong(), 0, null);
             leaving = leave;
@@ -175,12 +193,65 @@ public final class Handoff implements BackgroundWork, Leaving {
 
     /** One more sweep of a leave; counted unless the leave changed meanwhile. */
     private Mono<Void> pass(Leave leave) {
-        return sweep(topology.current(), new Ownership(leave.remaining()), true).doOnNext(sweep -> {
+        return Mono.defer(() -> {
+            List<Set<ByteBuffer>> covered = new ArrayList<>(coveredByPass);
+            covered.add(writtenSincePass);
+            coveredByPass = List.copyOf(covered);
+            writtenSincePass = ConcurrentHashMap.newKeySet();
+            return sweep(topology.current(), new Ownership(leave.remaining()), true);
+        }).doOnNext(sweep -> {
+            // Its keys are with their owners now, or back among writtenSincePass when it could not send them.
+            coveredByPass = List.of();
             Leave now = leaving;
             if (now != null && now.remaining().equals(leave.remaining())) {
                 leaving = new Leave(now.remaining(), now.startedMillis(), now.passes() + 1, sweep);
             }
         }).then();
+    }
+
+    /**
+     * A leaving node's last pass, as it stops, once its servers take no more writes
+     * ({@link LastHandover}): the records stored since its last complete pass began, and those a
+     * pass could not send, go to their owners among the nodes that stay, at full speed, so every
+     * write the node acknowledged is on them. Empty when the node is not leaving.
+     */
+    public Mono<Sweep> lastPass() {
+        return Mono.defer(() -> {
+            Leave leave = leaving;
+            if (leave == null) {
+                return Mono.empty();
+            }
+            Set<ByteBuffer> keys = new HashSet<>(writtenSincePass);
+            coveredByPass.forEach(keys::addAll);
+            Topology current = topology.current();
+            Ownership target = new Ownership(leave.remaining());
+            Sweep sweep = new Sweep(wallMillis.getAsLong());
+            return Flux.fromIterable(keys)
+                    .map(key -> Arrays.copyOfRange(key.array(), key.arrayOffset(), key.arrayOffset() + key.remaining()))
+                    .flatMap(key -> handOver(current, target, key, sweep), SENDS_IN_FLIGHT)
+                    .then(Mono.fromSupplier(() -> {
+                        sweep.finishedMillis = wallMillis.getAsLong();
+                        log.info("leaving: {} records stored since the last pass began sent to their owners among {} as the node stops, {} not sent",
+                                sweep.sent(), leave.remaining(), sweep.failed());
+                        return sweep;
+                    }));
+        });
+    }
+
+    /** Sends the key's record to its owners under {@code target}; counted in {@code sweep}. */
+    private Mono<Void> handOver(Topology current, Ownership target, byte[] key, Sweep sweep) {
+        sweep.scanned.incrementAndGet();
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease),
+                        lease -> store.get(key, lease).flatMap(record -> Flux.fromIterable(target.ownersOf(key, record.from()))
+                                .flatMap(owner -> replicas.replicaOf(owner, current).write(key, record))
+                                .then(Mono.fromRunnable(sweep.sent::incrementAndGet))),
+                        lease -> Mono.fromRunnable(lease::release))
+                .onErrorResume(error -> {
+                    sweep.failed.incrementAndGet();
+                    log.debug("leaving: could not hand a record of {} bytes of key to its owners: {}", key.length, error.toString());
+                    return Mono.empty();
+                })
+                .then();
     }
 
     /**
@@ -202,7 +273,7 @@ public final class Handoff implements BackgroundWork, Leaving {
                     .flatMap(record -> {
                         List<String> owners = target.ownersOf(record.key(), record.header().from());
                         if (!owners.contains(self)) {
-                            return send(current, record, owners, sweep, pacer).map(Action::move);
+                            return send(current, record, owners, sweep, pacer, keepCopies).map(Action::move);
                         }
                         if (purging && grace.purgeable(record.header(), owners, self, repair::lastCompleteRoundStarted)) {
                             return Mono.just(Action.purge(new Entry(record.key(), Record.of(record.header()))));
@@ -236,8 +307,11 @@ public final class Handoff implements BackgroundWork, Leaving {
         }
     }
 
-    /** Sends the record to every owner; the record sent, once all stored it; empty when one did not. */
-    private Mono<Entry> send(Topology current, RecordHeader.Keyed keyed, List<String> owners, Sweep sweep, Pacer pacer) {
+    /**
+     * Sends the record to every owner; the record sent, once all stored it; empty when one did not
+     * (a leaving node then sends it again when it stops, unless a later pass does).
+     */
+    private Mono<Entry> send(Topology current, RecordHeader.Keyed keyed, List<String> owners, Sweep sweep, Pacer pacer, boolean leaving) {
         return Mono.usingWhen(Mono.fromSupplier(budget::lease),
                 lease -> store.get(keyed.key(), lease).flatMap(record -> Flux.fromIterable(owners)
                         .flatMap(owner -> replicas.replicaOf(owner, current).write(keyed.key(), record))
@@ -249,6 +323,9 @@ public final class Handoff implements BackgroundWork, Leaving {
                 lease -> Mono.fromRunnable(lease::release))
                 .onErrorResume(error -> {
                     sweep.failed.incrementAndGet();
+                    if (leaving) {
+                        writtenSincePass.add(ByteBuffer.wrap(keyed.key()));
+                    }
                     log.debug("could not hand {} bytes of key to {}: {}", keyed.key().length, owners, error.toString());
                     return Mono.empty();
                 });

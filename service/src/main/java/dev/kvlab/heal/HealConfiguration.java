@@ -10,7 +10,9 @@ import dev.kvlab.storage.LocalStore;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.List;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -93,6 +95,12 @@ public class HealConfiguration {
     @Bean
     BackgroundLifecycle backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff) {
         return new BackgroundLifecycle(List.of(topology, hints, repair, handoff));
+    }
+
+    /** A leaving node's last pass, once its servers have drained, within the shutdown phase's timeout. */
+    @Bean
+    LastHandover lastHandover(Handoff handoff, @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration timeout) {
+        return new LastHandover(handoff, timeout);
     }
 
     @Bean

@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -22,6 +23,8 @@ public final class LocalStore implements AutoCloseable {
     private final StorageExecutor executor;
     private final GroupCommit writes;
     private final ScheduledExecutorService prober;
+    /** Told the key of every record stored, while set ({@link #onWritten}). */
+    private volatile Consumer<byte[]> written;
 
     /** At most {@code maxWaitingWrites} single writes wait for their group ({@link GroupCommit}). */
     public LocalStore(RocksStore store, StorageExecutor executor, int maxWaitingWrites) {
@@ -63,7 +66,23 @@ public final class LocalStore implements AutoCloseable {
      * Writes that arrive together are written together ({@link GroupCommit}).
      */
     public Mono<Void> write(byte[] key, Record record) {
-        return writes.write(key, record);
+        return writes.write(key, record).doOnSuccess(stored -> told(key));
+    }
+
+    /**
+     * From now on, {@code listener} is told the key of every record stored (by {@link #write} and
+     * {@link #batch}) before that write completes; {@code null} stops it. A leaving node keeps track
+     * of what it has yet to hand over with it.
+     */
+    public void onWritten(Consumer<byte[]> listener) {
+        written = listener;
+    }
+
+    private void told(byte[] key) {
+        Consumer<byte[]> listener = written;
+        if (listener != null) {
+            listener.accept(key);
+        }
     }
 
     /**
@@ -100,6 +119,9 @@ public final class LocalStore implements AutoCloseable {
         Outcome outcome;
         try {
             store.writeAll(run);
+            for (StoreOp.Write write : run) {
+                told(write.key());
+            }
             outcome = Outcome.DONE;
         } catch (RuntimeException e) {
             outcome = new Outcome.Failed(e);
