@@ -28,7 +28,7 @@ class DashboardMetricsTest {
     @Test
     void everySeriesTheDashboardQueriesIsServed() throws IOException {
         Set<String> queried = queriedSeries(Files.readString(dashboard()));
-        assertThat(queried).as("the dashboard's series").contains("kvlab_hints_pending", "kvlab_repair_rounds_total",
+        assertThat(queried).as("the dashboard's series").contains("kvlab_peer_hints_pending", "kvlab_peer_repair_last_complete_seconds", "kvlab_repair_rounds_total",
                 "kvlab_handoff_records_moved_total", "kvlab_requests_seconds_bucket");
 
         try (InProcessCluster cluster = InProcessCluster.start(2)) {

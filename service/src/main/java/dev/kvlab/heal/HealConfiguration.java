@@ -91,10 +91,16 @@ public class HealConfiguration {
         return handoff;
     }
 
-    /** Replaying hints, repair, handoff and watching the topology run while the node serves. */
+    @Bean(destroyMethod = "close")
+    PeerMetrics peerMetrics(TopologyHistory topology, HintStore hints, RepairService repair, MeterRegistry registry) {
+        return new PeerMetrics(topology, hints, repair, registry);
+    }
+
+    /** Replaying hints, repair, handoff, watching the topology and following it in the metrics run while the node serves. */
     @Bean
-    BackgroundLifecycle backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff) {
-        return new BackgroundLifecycle(List.of(topology, hints, repair, handoff));
+    BackgroundLifecycle backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff,
+                                            PeerMetrics peerMetrics) {
+        return new BackgroundLifecycle(List.of(topology, hints, repair, handoff, peerMetrics));
     }
 
     /** A leaving node's last pass, once its servers have drained, within the shutdown phase's timeout. */

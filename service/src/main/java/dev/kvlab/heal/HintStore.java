@@ -168,6 +168,12 @@ public final class HintStore implements MissedWrites {
         return pending;
     }
 
+    /** The hints kept for {@code node} now: none when it has none. */
+    public PeerHints pendingFor(String node) {
+        Peer peer = peers.get(node);
+        return peer == null ? new PeerHints(0, 0, 0) : new PeerHints(peer.count.get(), peer.bytes.get(), peer.oldest.get());
+    }
+
     /** Hints that were not kept: the peer's share was full, it had been away too long, or memory was short. */
     public long dropped() {
         return dropped.get();

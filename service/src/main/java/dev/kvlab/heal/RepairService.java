@@ -175,11 +175,16 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         Map<String, Status> status = new TreeMap<>();
         for (String node : current.nodes()) {
             if (!node.equals(current.self())) {
-                PeerRepair state = peer(node);
-                status.put(node, new Status(state.running(), state.lastCompleteStartedMillis(), state.last()));
+                status.put(node, statusOf(node));
             }
         }
         return status;
+    }
+
+    /** What the node knows of its rounds with {@code node}. */
+    public Status statusOf(String node) {
+        PeerRepair state = peer(node);
+        return new Status(state.running(), state.lastCompleteStartedMillis(), state.last());
     }
 
     /** Repair with one peer: whether a round runs now, the start of the last complete one, and this node's last round. */

@@ -96,6 +96,15 @@ class RepairTest {
                 assertThat(peer.path("lastRound").path("outcome").asString()).as(peer.toString()).isEqualTo("complete");
             }
         });
+        // And on its Prometheus page: the refill's rounds, per peer.
+        String metrics = text(cluster.management(1).send("GET", "/actuator/prometheus", HttpRequest.BodyPublishers.noBody()));
+        for (int peer : new int[] {0, 2}) {
+            assertThat(metrics.lines().filter(line -> line.startsWith("kvlab_peer_repair_last_complete_seconds{")
+                    && line.contains("peer=\"" + cluster.url(peer) + "\""))
+                    .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).findFirst().orElse(0))
+                    .as("the last complete round with node %d, in seconds since the epoch", peer)
+                    .isGreaterThan(1.7e9);
+        }
         long copied = cluster.bean(1, RepairService.class).recordsReceived() + cluster.bean(0, RepairService.class).recordsSent()
                 + cluster.bean(2, RepairService.class).recordsSent();
         assertThat(copied).as("records copied to the wiped node").isGreaterThanOrEqualTo(KEYS);
