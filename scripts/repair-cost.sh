@@ -13,7 +13,7 @@
 #               repair off (OFF: kvlab.heal.repair.enabled=false), arms alternated, each on a
 #               cluster started afresh on the same data, after WARMUP of the same load. ARMS ("on off")
 #               may name more arms, each with its node options in ARM_<name>, as
-#               ARMS="on slow off" ARM_slow="-Dkvlab.heal.repair.interval=1s -Dkvlab.heal.repair.scan-rate=20000".
+#               ARMS="on fast off" ARM_fast="-Dkvlab.heal.repair.interval=1s -Dkvlab.heal.repair.scan-rate=200000".
 # With JAR_BASE=<another build's jar> every configuration with repair runs with both jars, alternated,
 # so a change is measured against its base in the same run.
 # Everything goes to OUT (reports/<timestamp>-repair-cost): results.jsonl (a line per measurement),

@@ -135,7 +135,7 @@ public final class Handoff implements BackgroundWork, Leaving {
         this.store = store;
         this.replicas = replicas;
         this.budget = budget;
-        this.scan = new HeaderScan(store, healing.repair().scanRate());
+        this.scan = new HeaderScan(store, healing.handoff().scanRate());
         this.grace = grace;
         this.repair = repair;
         this.settings = healing.handoff();

@@ -47,7 +47,9 @@ public record HealingProperties(
      *                       at start, after a topology change, and on demand)
      * @param buckets        the buckets of key hashes both sides compare; only the keys of buckets
      *                       that differ are compared one by one
-     * @param scanRate       keys a round reads from the store per second at the most
+     * @param scanRate       keys a round reads from the store per second at the most: on both
+     *                       sides, all the time a round runs, so it bounds what repair takes
+     *                       from the foreground
      * @param rate           bytes of records a round sends and fetches per second at the most
      * @param tombstoneGrace how long after a delete its tombstone stays at least; it goes only once
      *                       a round with every other owner of its key has covered it
@@ -56,7 +58,7 @@ public record HealingProperties(
             @DefaultValue("true") boolean enabled,
             @NotNull @DefaultValue("10m") Duration interval,
             @Min(1) @Max(1048576) @DefaultValue("1024") int buckets,
-            @Min(1) @DefaultValue("200000") int scanRate,
+            @Min(1) @DefaultValue("20000") int scanRate,
             @NotNull @DefaultValue("8MB") DataSize rate,
             @NotNull @DefaultValue("24h") Duration tombstoneGrace) {
     }
@@ -68,10 +70,13 @@ public record HealingProperties(
      *                 so a change seen in steps moves them once
      * @param window   how long after a topology change a read that found nothing on the key's
      *                 owners also asks the owners of the topology before, while the data moves
+     * @param scanRate keys a sweep (or a leaving node's pass) reads from the store per second at
+     *                 the most: faster than repair's, as records that move are wanted soon
      */
     public record Handoff(
             @NotNull @DefaultValue("10m") Duration interval,
             @NotNull @DefaultValue("5s") Duration settle,
-            @NotNull @DefaultValue("10m") Duration window) {
+            @NotNull @DefaultValue("10m") Duration window,
+            @Min(1) @DefaultValue("200000") int scanRate) {
     }
 }
