@@ -472,6 +472,19 @@ def findings(run: dict, views: list[dict]) -> list[str]:
     return out
 
 
+# A phase's healing figures, in the words of its finding, in this order.
+HEALING_WORDS = (
+    ("written", "{} hints written (replica calls failed or timed out)"),
+    ("replayed", "{} hints replayed"),
+    ("dropped", "{} hints not kept"),
+    ("pending", "{} still pending at its end"),
+    ("repaired", "repair copied {} records"),
+    ("moved", "the handoff moved {} records"),
+    ("purged", "{} tombstones purged"),
+    ("previous_reads", "{} reads answered by previous owners"),
+)
+
+
 def healing_findings(views: list[dict]) -> list[str]:
     """The healing in words: each outage, each other phase that needed healing, or that none did."""
     read = [v for v in views if v["healing"]]
@@ -484,23 +497,7 @@ def healing_findings(views: list[dict]) -> list[str]:
             out.append(f"{v['label']}: {h['text']}.")
         elif h["anything"]:
             t = h["total"]
-            parts = []
-            if t["written"]:
-                parts.append(f"{fmt_rate(t['written'])} hints written (replica calls failed or timed out)")
-            if t["replayed"]:
-                parts.append(f"{fmt_rate(t['replayed'])} hints replayed")
-            if t["dropped"]:
-                parts.append(f"{fmt_rate(t['dropped'])} hints not kept")
-            if t["pending"]:
-                parts.append(f"{fmt_rate(t['pending'])} still pending at its end")
-            if t["repaired"]:
-                parts.append(f"repair copied {fmt_rate(t['repaired'])} records")
-            if t["moved"]:
-                parts.append(f"the handoff moved {fmt_rate(t['moved'])} records")
-            if t["purged"]:
-                parts.append(f"{fmt_rate(t['purged'])} tombstones purged")
-            if t["previous_reads"]:
-                parts.append(f"{fmt_rate(t['previous_reads'])} reads answered by previous owners")
+            parts = [words.format(fmt_rate(t[figure])) for figure, words in HEALING_WORDS if t[figure]]
             out.append(f"{v['label']}: {', '.join(parts)}.")
     if not any(v["healing"]["anything"] for v in read):
         out.append(
