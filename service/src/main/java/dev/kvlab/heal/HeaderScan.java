@@ -16,7 +16,11 @@ import reactor.core.publisher.Mono;
  */
 final class HeaderScan {
 
-    static final int PAGE = 1024;
+    /**
+     * Keys read in one storage task. A page holds the storage thread it runs on, and client
+     * requests wait behind it: 1024 keys took about 1.3 ms, 128 take a tenth of a millisecond or so.
+     */
+    static final int PAGE = 128;
 
     private final LocalStore store;
     private final int keysPerSecond;
