@@ -284,6 +284,9 @@ scaling_out_and_in_under_load_keeps_every_acknowledged_write() {
   [ "$answered" = "$read" ] || fail "only $answered of $read reads were answered"
   if [ -s "$WORK/lost.out" ]; then
     head -n 10 "$WORK/lost.out" | sed 's/^/  not read back: /' >&2
+    for pod in "$RELEASE-3" "$RELEASE-4"; do
+      grep -hiE 'leav|handoff|handover|shut' "$WORK/log-$pod" 2>/dev/null | tail -n 15 | sed "s/^/  $pod: /" >&2 || true
+    done
     lost=$(awk '{ print $1 }' "$WORK/lost.out" | sort | uniq -c | awk '{ printf "%s%s at %s", sep, $1, $2; sep = ", " }')
     fail "$(wc -l <"$WORK/lost.out") of $read acknowledged keys were not read back with their value ($lost)"
   fi
@@ -299,6 +302,8 @@ scaling_cleanup() {
 # and follows the scale-in hook's log into $WORK/scale-in.log once its pod runs.
 watch_leaving() {
   local i out following=0
+  # The leaving pods' own log, to the end: what their passes and their last handover sent.
+  for i; do k logs -f "$RELEASE-$i" -c kvlab --since=1s >"$WORK/log-$RELEASE-$i" 2>/dev/null & done
   while :; do
     for i; do
       out=$(k exec "$RELEASE-$i" -c kvlab -- curl -s -m 2 localhost:9080/actuator/kvlab 2>/dev/null | sed -n 's/.*"leaving":\({[^}]*"lastPass":{[^}]*}}\|{[^}]*}\|null\).*/\1/p') || true

@@ -17,6 +17,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
@@ -48,6 +49,8 @@ public final class Handoff implements BackgroundWork, Leaving {
     private static final Logger log = LoggerFactory.getLogger(Handoff.class);
     /** Records sent at once. */
     private static final int SENDS_IN_FLIGHT = 16;
+    /** Writes a leaving node sends on at once; past it they wait for the next pass. */
+    private static final int FORWARDS_IN_FLIGHT = 64;
     /** Records deleted or purged in one storage call. */
     private static final int DELETE_BATCH = 256;
 
@@ -66,6 +69,9 @@ public final class Handoff implements BackgroundWork, Leaving {
     private volatile Sweep last;
     private volatile Sweep running;
     private volatile Leave leaving;
+    /** While leaving: the writes sent on to their owners as they are stored, and how many are on their way. */
+    private volatile Sweep forwarded;
+    private final Semaphore forwardsInFlight = new Semaphore(FORWARDS_IN_FLIGHT);
     /** While leaving: the keys stored since the last pass began, and those a pass could not send. */
     private volatile Set<ByteBuffer> writtenSincePass = ConcurrentHashMap.newKeySet();
     /**
@@ -181,7 +187,12 @@ public final class Handoff implements BackgroundWork, Leaving {
         Leave leave = leaving;
         if (leave == null) {
             // Before the first pass begins, so that it covers every key stored until then.
-            store.onWritten(key -> writtenSincePass.add(ByteBuffer.wrap(key.clone())));
+            forwarded = new Sweep(wallMillis.getAsLong());
+            store.onWritten(key -> {
+                byte[] copy = key.clone();
+                writtenSincePass.add(ByteBuffer.wrap(copy));
+                forward(copy);
+            });
         }
         if (leave == null || !leave.remaining().equals(remaining)) {
             leave = new Leave(List.copyOf(remaining), wallMillis.getAsLong(), 0, null);
@@ -189,6 +200,22 @@ public final class Handoff implements BackgroundWork, Leaving {
             log.info("leaving the cluster: handing every record to its owners among {}", remaining);
         }
         return leave;
+    }
+
+    /**
+     * Sends a write stored while leaving on to its owners among the nodes that stay, at once: the
+     * node may be cut off or stopped before its next pass, and a stopping pod's network may already
+     * be gone by its last one. The passes send it again, as they send every key written.
+     */
+    private void forward(byte[] key) {
+        Leave leave = leaving;
+        Sweep counted = forwarded;
+        if (leave == null || counted == null || !forwardsInFlight.tryAcquire()) {
+            return;
+        }
+        handOver(topology.current(), new Ownership(leave.remaining()), key, counted)
+                .doFinally(signal -> forwardsInFlight.release())
+                .subscribe();
     }
 
     /** One more sweep of a leave; counted unless the leave changed meanwhile. */
@@ -226,6 +253,9 @@ public final class Handoff implements BackgroundWork, Leaving {
             Topology current = topology.current();
             Ownership target = new Ownership(leave.remaining());
             Sweep sweep = new Sweep(wallMillis.getAsLong());
+            Sweep atOnce = forwarded;
+            log.info("leaving: {} writes stored while leaving were sent on to their owners as they came, {} could not be",
+                    atOnce == null ? 0 : atOnce.sent(), atOnce == null ? 0 : atOnce.failed());
             return Flux.fromIterable(keys)
                     .map(key -> Arrays.copyOfRange(key.array(), key.arrayOffset(), key.arrayOffset() + key.remaining()))
                     .flatMap(key -> handOver(current, target, key, sweep), SENDS_IN_FLIGHT)
