@@ -57,26 +57,27 @@ class SelfHealingIT {
 
     @Test
     void aStoppedNodeGetsEveryWriteAndDeleteItMissedWithoutAClientRead() throws Exception {
-        History history = new History();
-        Workload workload = HealingScenarios.writes(cluster, history, HealingScenarios.CLIENTS);
-        double healedBefore = healedRecords(cluster);
-
-        HealingScenarios.stoppedWhileWritten(cluster, workload, 2);
-        log.info("node-2 back: it is behind on {} of {} keys", HealingScenarios.replicaStates(cluster, workload.keys()).behindOn(2),
-                workload.keys().size());
-
-        ReplicaStates states = awaitConvergence(cluster, workload.keys(), CONVERGENCE_TIMEOUT);
-        assertConvergedOnTheNewest(history, states);
-        assertThat(healedRecords(cluster) - healedBefore).as("records replayed from hints or copied by repair").isPositive();
+        convergesWithoutAClientRead(HealingScenarios.CLIENTS, workload -> HealingScenarios.stoppedWhileWritten(cluster, workload, 2));
     }
 
     @Test
     void aNodeCutOffAndItsPeersConvergeWithoutAClientRead() throws Exception {
+        convergesWithoutAClientRead(HealingScenarios.CLIENTS_WHILE_CUT_OFF,
+                workload -> HealingScenarios.cutOffWhileWritten(cluster, workload, 2));
+    }
+
+    /** What node 2 misses while {@code fault} keeps it away from a workload of {@code clients}. */
+    interface Fault {
+        void during(Workload workload) throws InterruptedException;
+    }
+
+    /** Node 2, kept away by {@code fault} while keys are written and deleted, ends with every replica on the newest. */
+    private void convergesWithoutAClientRead(int clients, Fault fault) throws Exception {
         History history = new History();
-        Workload workload = HealingScenarios.writes(cluster, history, HealingScenarios.CLIENTS_WHILE_CUT_OFF);
+        Workload workload = HealingScenarios.writes(cluster, history, clients);
         double healedBefore = healedRecords(cluster);
 
-        HealingScenarios.cutOffWhileWritten(cluster, workload, 2);
+        fault.during(workload);
         log.info("node-2 back: it is behind on {} of {} keys", HealingScenarios.replicaStates(cluster, workload.keys()).behindOn(2),
                 workload.keys().size());
 
