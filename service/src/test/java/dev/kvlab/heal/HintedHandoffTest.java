@@ -1,12 +1,11 @@
 package dev.kvlab.heal;
 
+import static dev.kvlab.storage.TestStores.bytes;
 import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.kvlab.testing.InProcessCluster;
-import java.net.http.HttpRequest.BodyPublishers;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
@@ -43,9 +42,10 @@ class HintedHandoffTest {
         await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(
                 cluster.bean(0, HintStore.class).pendingCount() + cluster.bean(1, HintStore.class).pendingCount())
                 .as("hints kept for node 2 by the coordinators").isEqualTo(2L * KEYS));
-        assertThat(peerHintsPending(0, cluster.url(2)) + peerHintsPending(1, cluster.url(2)))
+        assertThat(cluster.peerMetric(0, "kvlab_peer_hints_pending", cluster.url(2))
+                + cluster.peerMetric(1, "kvlab_peer_hints_pending", cluster.url(2)))
                 .as("kvlab_peer_hints_pending for node 2 on nodes 0 and 1").isEqualTo(2.0 * KEYS);
-        assertThat(peerHintsPending(0, cluster.url(1))).as("for node 1, which took every write").isZero();
+        assertThat(cluster.peerMetric(0, "kvlab_peer_hints_pending", cluster.url(1))).as("for node 1, which took every write").isZero();
 
         cluster.startNode(2);
 
@@ -75,18 +75,5 @@ class HintedHandoffTest {
 
         await().atMost(Duration.ofSeconds(20)).untilAsserted(() ->
                 assertThat(text(cluster.client(1).internalRecord("kept-across-restart"))).isEqualTo("v"));
-    }
-
-    /** The gauge of the hints node {@code node} keeps for {@code peer}, as Prometheus reads it. */
-    private double peerHintsPending(int node, String peer) throws Exception {
-        String page = text(cluster.management(node).send("GET", "/actuator/prometheus", BodyPublishers.noBody()));
-        String series = "kvlab_peer_hints_pending{";
-        return page.lines().filter(line -> line.startsWith(series) && line.contains("peer=\"" + peer + "\""))
-                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
-                .findFirst().orElseThrow(() -> new AssertionError("no " + series + "peer=" + peer + "} on node " + node + ":\n" + page));
-    }
-
-    static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

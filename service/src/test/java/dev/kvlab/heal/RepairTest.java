@@ -1,12 +1,12 @@
 package dev.kvlab.heal;
 
+import static dev.kvlab.storage.TestStores.bytes;
 import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.kvlab.testing.InProcessCluster;
 import java.net.http.HttpRequest;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -96,14 +96,10 @@ class RepairTest {
                 assertThat(peer.path("lastRound").path("outcome").asString()).as(peer.toString()).isEqualTo("complete");
             }
         });
-        // And on its Prometheus page: the refill's rounds, per peer.
-        String metrics = text(cluster.management(1).send("GET", "/actuator/prometheus", HttpRequest.BodyPublishers.noBody()));
+        // And on its Prometheus page: the refill's rounds, per peer, in seconds since the epoch.
         for (int peer : new int[] {0, 2}) {
-            assertThat(metrics.lines().filter(line -> line.startsWith("kvlab_peer_repair_last_complete_seconds{")
-                    && line.contains("peer=\"" + cluster.url(peer) + "\""))
-                    .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1))).findFirst().orElse(0))
-                    .as("the last complete round with node %d, in seconds since the epoch", peer)
-                    .isGreaterThan(1.7e9);
+            assertThat(cluster.peerMetric(1, "kvlab_peer_repair_last_complete_seconds", cluster.url(peer)))
+                    .as("the last complete round with node %d", peer).isGreaterThan(1.7e9);
         }
         long copied = cluster.bean(1, RepairService.class).recordsReceived() + cluster.bean(0, RepairService.class).recordsSent()
                 + cluster.bean(2, RepairService.class).recordsSent();
@@ -145,9 +141,5 @@ class RepairTest {
             assertThat(cluster.holders("key-" + i)).isEmpty();
         }
         assertThat(cluster.bean(0, Handoff.class).purged()).isEqualTo(KEYS);
-    }
-
-    static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

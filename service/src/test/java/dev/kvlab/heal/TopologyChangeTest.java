@@ -1,5 +1,6 @@
 package dev.kvlab.heal;
 
+import static dev.kvlab.storage.TestStores.bytes;
 import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
@@ -142,9 +143,5 @@ class TopologyChangeTest {
     /** A read at the {@code from} of the write, one answer enough. */
     static String readReplicas(int i) {
         return "1/" + from(i);
-    }
-
-    static byte[] bytes(String text) {
-        return text.getBytes(StandardCharsets.UTF_8);
     }
 }

@@ -4,6 +4,7 @@ import dev.kvlab.KvlabApplication;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
+import java.net.http.HttpRequest;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -142,6 +143,17 @@ public final class InProcessCluster implements AutoCloseable {
     /** A client of node {@code node}'s management port: the actuator's health and metrics. */
     public KvClient management(int node) {
         return KvClient.onPort(nodes[node].getEnvironment().getRequiredProperty("local.management.port", Integer.class));
+    }
+
+    /**
+     * The value of {@code series} about {@code peer} (its {@code peer} label) on node {@code node}'s
+     * Prometheus page; fails when the node does not serve it.
+     */
+    public double peerMetric(int node, String series, String peer) throws IOException, InterruptedException {
+        String page = KvClient.text(management(node).send("GET", "/actuator/prometheus", HttpRequest.BodyPublishers.noBody()));
+        return page.lines().filter(line -> line.startsWith(series + "{") && line.contains("peer=\"" + peer + "\""))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                .findFirst().orElseThrow(() -> new AssertionError("no " + series + "{peer=" + peer + "} on node " + node + ":\n" + page));
     }
 
     /** A bean of node {@code node}'s application context, to look into it. */
