@@ -16,7 +16,7 @@ import json
 import re
 from pathlib import Path
 
-from .runner import is_measured
+from .results import is_measured
 
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
 SECTIONS = ["## Findings", "## Conclusion", "## Environment", "## Commands", "## Phases"]

@@ -20,7 +20,8 @@ from pathlib import Path
 
 from . import procstat, tools
 from .load import log
-from .runner import Run, RunConfig, worst
+from .results import worst
+from .runner import Run, RunConfig
 
 
 @dataclass

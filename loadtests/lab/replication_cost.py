@@ -14,7 +14,7 @@ import math
 import statistics
 from pathlib import Path
 
-from .runner import is_measured, worst
+from .results import is_measured, worst
 
 
 def load(run_dir: Path) -> dict:

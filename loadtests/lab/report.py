@@ -21,7 +21,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
 from . import flamegraph, healing, tools  # noqa: E402
-from .runner import is_measured, worst  # noqa: E402
+from .results import is_measured, worst  # noqa: E402
 
 TABLE = ["p50", "p75", "p90", "p99", "p99.9", "p99.99", "p99.999", "p100"]
 KINDS = {"phases": "Fixed-rate phases", "saturation": "Saturation search", "hotpath": "Hot-path benchmark"}

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import envinfo, faults, healing, load, profiling, tools
 from .load import LoadSpec, log
+from .results import worst
 
 PHASES = ("fill", "put", "get", "mixed", "range", "status", "outage")
 # The outage phase: the mixed load, during which the last node is frozen for the middle third.
@@ -338,19 +339,6 @@ class Run:
 
         report.generate(self.dir, self.cfg.compare)
         return self.dir
-
-
-def is_measured(phase: dict) -> bool:
-    """A phase whose numbers count: not the fill, not a warm-up."""
-    return phase.get("scenario") != "fill" and not phase.get("warmup")
-
-
-def worst(result: dict, percentile: str) -> float:
-    """The largest value of a percentile over the result's latency series: all requests, or each operation's
-    (never a single target's share: those are in latency_by_target)."""
-    values = [s["percentiles"].get(percentile) for s in result["latency"].values() if s]
-    values = [v for v in values if v is not None]
-    return max(values) if values else math.nan
 
 
 def _json_default(o):

@@ -1,0 +1,18 @@
+"""What a phase's result says, read the same way by the runner, the report and the benchmarks."""
+
+from __future__ import annotations
+
+import math
+
+
+def is_measured(phase: dict) -> bool:
+    """A phase whose numbers count: not the fill, not a warm-up."""
+    return phase.get("scenario") != "fill" and not phase.get("warmup")
+
+
+def worst(result: dict, percentile: str) -> float:
+    """The largest value of a percentile over the result's latency series: all requests, or each operation's
+    (never a single target's share: those are in latency_by_target)."""
+    values = [s["percentiles"].get(percentile) for s in result["latency"].values() if s]
+    values = [v for v in values if v is not None]
+    return max(values) if values else math.nan
