@@ -97,7 +97,7 @@ def healing_problems(run: dict, md: str) -> list[str]:
         if not p.get("fault"):
             continue
         label, t = p["label"], (p.get("healing") or {}).get("total", {})
-        if p["fault"].get("frozen_at_s") is None or p["fault"].get("resumed_at_s") is None:
+        if p["fault"].get("began_at_s") is None or p["fault"].get("ended_at_s") is None:
             found.append(f"phase {label}: node {p['fault'].get('node')} was not frozen and let go: {p['fault'].get('error')}")
         if not t.get("hints_written"):
             found.append(f"phase {label}: no hint was written while a node was frozen")

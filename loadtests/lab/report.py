@@ -252,13 +252,13 @@ def healing_view(phase: dict) -> dict | None:
     text = short = ""
     if fault:
         t = healing_cells(h["total"])
-        if fault.get("frozen_at_s") is not None:
+        if fault.get("began_at_s") is not None:
             short = (
-                f"node {fault['node']} (pid {fault['pid']}) was frozen (SIGSTOP) from second "
-                f"{fault['frozen_at_s']:.1f} to {(fault.get('resumed_at_s') or math.nan):.1f} of the load"
+                f"{fault.get('what') or fault['kind'] + ' of node ' + fault['node']}: from second "
+                f"{fault['began_at_s']:.1f} to {(fault.get('ended_at_s') or math.nan):.1f} of the load"
             )
         else:
-            short = f"node {fault['node']} could not be frozen: {fault.get('error') or 'the phase ended first'}"
+            short = f"{fault['kind']} of node {fault['node']} did not happen: {fault.get('error') or 'the phase ended first'}"
         text = short
         text += (
             f"; its peers kept {fmt_rate(t['written'])} hints of the writes it missed"

@@ -182,12 +182,14 @@ class LocalExecutor:
         """The nodes' healing counters now (lab.healing), by node name."""
         return healing.sample(self.management())
 
-    def freeze(self, after_s: float, for_s: float) -> faults.Freeze:
-        """The outage's fault: the last node frozen after_s into the phase's load, for for_s."""
+    def fault(self, kind: str, index: int, at_s: float, for_s: float) -> faults.ScheduledFault:
+        """A fault of node index (-1: the last), at_s into the phase's load, for for_s; not started."""
         if len(self.nodes) < 2 or len(self.cfg.pids) != len(self.cfg.targets):
-            raise SystemExit("the outage phase needs two nodes or more, each with its PID (--pids) in --targets' order")
-        node = self.nodes[-1]
-        return faults.Freeze(node.name, node.pid, after_s, for_s)
+            raise SystemExit("faults need two nodes or more, each with its PID (--pids) in --targets' order")
+        node = self.nodes[index]
+        if kind == "pause":
+            return faults.Pause(node.name, at_s, for_s, pid=node.pid)
+        raise SystemExit(f"the {self.name} executor cannot make a {kind} fault")
 
     def await_healed(self, timeout_s: float) -> dict:
         return healing.await_healed(self.management(), timeout_s, log)
@@ -246,13 +248,11 @@ class Run:
             log(f"the nodes' healing counters could not be read: {e}")
             return None
 
-    def outage(self, after_s: float, for_s: float) -> faults.Freeze:
-        """The outage's fault, not started yet; refused where nodes are no local processes."""
-        if not hasattr(self.executor, "freeze"):
-            raise SystemExit(
-                f"the outage phase freezes a node's process: it runs on local nodes, not with the {self.executor.name} executor"
-            )
-        return self.executor.freeze(after_s, for_s)
+    def outage(self, at_s: float, for_s: float) -> faults.ScheduledFault:
+        """The outage's fault, the last node paused, not started yet; refused where the executor cannot pause a node."""
+        if not hasattr(self.executor, "fault"):
+            raise SystemExit(f"the outage phase pauses a node: the {self.executor.name} executor cannot")
+        return self.executor.fault("pause", -1, at_s, for_s)
 
     def phase(self, spec: LoadSpec, label: str, events: list[str], warmup: bool = False, outage: bool = False) -> dict:
         """Runs one phase and records it; a warm-up phase is kept out of the report's summaries.

@@ -177,7 +177,7 @@ def state(pid: int) -> str:
     return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
 
 
-class FreezeTest(unittest.TestCase):
+class PauseTest(unittest.TestCase):
     def setUp(self):
         self.proc = subprocess.Popen(["sleep", "60"])
 
@@ -192,28 +192,28 @@ class FreezeTest(unittest.TestCase):
         return state(self.proc.pid)
 
     def test_the_node_is_stopped_for_its_window_then_goes_on(self):
-        f = faults.Freeze("n2", self.proc.pid, 0.2, 0.5).start(time.monotonic())
+        f = faults.Pause("n2", 0.2, 0.5, pid=self.proc.pid).start(time.monotonic())
         self.assertEqual("T", self.wait_state("T"))
         self.assertEqual("S", self.wait_state("S"))
         f.stop()
         rec = f.record()
-        self.assertEqual("freeze", rec["kind"])
-        self.assertAlmostEqual(0.2, rec["frozen_at_s"], delta=0.15)
-        self.assertAlmostEqual(0.7, rec["resumed_at_s"], delta=0.3)
+        self.assertEqual("pause", rec["kind"])
+        self.assertAlmostEqual(0.2, rec["began_at_s"], delta=0.15)
+        self.assertAlmostEqual(0.7, rec["ended_at_s"], delta=0.3)
 
     def test_stopping_early_never_leaves_the_node_frozen(self):
-        f = faults.Freeze("n2", self.proc.pid, 0.1, 30).start(time.monotonic())
+        f = faults.Pause("n2", 0.1, 30, pid=self.proc.pid).start(time.monotonic())
         self.assertEqual("T", self.wait_state("T"))
         f.stop()
         self.assertEqual("S", self.wait_state("S"))
-        self.assertIsNotNone(f.record()["resumed_at_s"])
+        self.assertIsNotNone(f.record()["ended_at_s"])
 
     def test_a_phase_that_ends_before_the_window_freezes_nothing(self):
-        f = faults.Freeze("n2", self.proc.pid, 5, 1).start(time.monotonic())
+        f = faults.Pause("n2", 5, 1, pid=self.proc.pid).start(time.monotonic())
         f.stop()
         time.sleep(0.1)
         self.assertEqual("S", state(self.proc.pid))
-        self.assertIsNone(f.record()["frozen_at_s"])
+        self.assertIsNone(f.record()["began_at_s"])
 
 
 class OutageExecutor(FakeExecutor):
@@ -229,7 +229,7 @@ class OutageExecutor(FakeExecutor):
         written = 50.0 if self.frozen else 0.0
         return {"n0": figures(hints_written=written, hints_replayed=written, hints_pending=0.0), "n1": figures()}
 
-    def freeze(self, after_s, for_s):
+    def fault(self, kind, index, after_s, for_s):
         executor = self
 
         class FakeFreeze:
@@ -241,8 +241,8 @@ class OutageExecutor(FakeExecutor):
                 pass
 
             def record(self):
-                return {"kind": "freeze", "node": "n1", "pid": 1, "after_s": after_s, "for_s": for_s,
-                        "frozen_at_s": after_s, "resumed_at_s": after_s + for_s, "error": ""}
+                return {"kind": kind, "node": "n1", "at_s": after_s, "for_s": for_s, "began_at_s": after_s,
+                        "ended_at_s": after_s + for_s, "error": "", "what": "node n1 paused"}
 
         return FakeFreeze()
 
@@ -268,7 +268,7 @@ class OutagePhaseTest(unittest.TestCase):
         put, outage = doc["phases"]
         self.assertNotIn("fault", put)
         self.assertEqual(0.0, put["healing"]["total"]["hints_written"])
-        self.assertEqual("freeze", outage["fault"]["kind"])
+        self.assertEqual("pause", outage["fault"]["kind"])
         self.assertEqual({"healed": True, "hints_replayed_s": 3.0, "repaired_s": 4.5, "timeout_s": 77, "why": ""}, outage["heal"])
         self.assertEqual(50.0, outage["healing"]["total"]["hints_written"])
         self.assertEqual([], outage["profiles"], "a frozen node is not profiled")
@@ -277,7 +277,7 @@ class OutagePhaseTest(unittest.TestCase):
         executor = FakeExecutor()
         with self.assertRaises(SystemExit) as e:
             self.run_with(["fill", "outage"], executor)
-        self.assertIn("runs on local nodes", str(e.exception))
+        self.assertIn("executor cannot", str(e.exception))
         self.assertEqual([], executor.specs)
 
     def test_outage_takes_no_tool(self):
@@ -293,10 +293,10 @@ class OutagePhaseTest(unittest.TestCase):
     def test_the_local_executor_needs_two_nodes_and_their_pids_to_freeze_one(self):
         cfg = runner.RunConfig(targets=["http://127.0.0.1:8280"], pids=[1])
         with self.assertRaises(SystemExit):
-            runner.LocalExecutor(cfg).freeze(1, 1)
+            runner.LocalExecutor(cfg).fault("pause", -1, 1, 1)
         cfg = runner.RunConfig(targets=["http://127.0.0.1:8280", "http://127.0.0.1:8281"], pids=[11, 22])
-        f = runner.LocalExecutor(cfg).freeze(3, 4)
-        self.assertEqual(("n1", 22, 3, 4), (f.node, f.pid, f.after_s, f.for_s))
+        f = runner.LocalExecutor(cfg).fault("pause", -1, 3, 4)
+        self.assertEqual(("n1", 22, 3, 4), (f.node, f.pid, f.at_s, f.for_s))
         self.assertEqual({"n0": "http://127.0.0.1:9280", "n1": "http://127.0.0.1:9281"}, runner.LocalExecutor(cfg).management())
 
 
@@ -321,8 +321,8 @@ def with_healing(run_dir: Path, outage: dict | None) -> None:
 
 
 OUTAGE = {
-    "fault": {"kind": "freeze", "node": "n2", "pid": 4242, "after_s": 3.3, "for_s": 3.3, "frozen_at_s": 3.31,
-              "resumed_at_s": 6.62, "error": ""},
+    "fault": {"kind": "pause", "node": "n2", "at_s": 3.3, "for_s": 3.3, "began_at_s": 3.31, "ended_at_s": 6.62,
+              "error": "", "what": "node n2 (pid 4242) paused (SIGSTOP, then SIGCONT)"},
     "heal": {"healed": True, "hints_replayed_s": 8.2, "repaired_s": 9.7, "timeout_s": 120, "why": ""},
     "healing": healing_of(412, 412, repair_rounds=10.0, keys_compared=0.0, repair_sent=0.0, repair_received=0.0),
 }
@@ -344,7 +344,7 @@ class HealingReportTest(unittest.TestCase):
             self.assertIn("| put | 0 | 0 | 0 | 0 (0) | 0 | 0 (0 + 0) | 0 | 0 |", md)
             self.assertIn("| outage | 412 | 412 | 0 | 6 (0) | 0 | 0 (0 + 0) | 0 | 0 |", md)
             self.assertIn(
-                "**outage**: node n2 (pid 4242) was frozen (SIGSTOP) from second 3.3 to 6.6 of the load; its peers kept "
+                "**outage**: node n2 (pid 4242) paused (SIGSTOP, then SIGCONT): from second 3.3 to 6.6 of the load; its peers kept "
                 "412 hints of the writes it missed and replayed 412, all of them 8.2 s after the load ended; repair rounds "
                 "between every two nodes then compared 0 keys one by one and copied 0 records (0 sent, 0 received): "
                 "the cluster healed within 10 s of the load's end.",
@@ -352,7 +352,7 @@ class HealingReportTest(unittest.TestCase):
             )
             self.assertIn("Healing in this phase, node by node", md)
             self.assertIn("| n0 | 412 | 412 | 0 | 0 |", md)
-            self.assertIn("outage: node n2 (pid 4242) was frozen", md.split("## Conclusion")[0], "a finding")
+            self.assertIn("outage: node n2 (pid 4242) paused", md.split("## Conclusion")[0], "a finding")
             self.assertIn("<h2>Healing</h2>", page)
             self.assertIn("<td>outage</td><td class=\"n\">412</td>", page)
             self.assertEqual([], check.healing_problems(json.loads((d / "run.json").read_text()), md))
