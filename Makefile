@@ -49,4 +49,10 @@ stop-node: ## stop one node of the local cluster, as a node that fails: NODE=2
 start-node: ## start that node again on its data; the others replay what it missed: NODE=2
 	@$(CLUSTER) start $(NODE)
 
+# The load lab's knobs: their defaults are loadtests/lab/defaults.env, which `python -m lab` reads too.
+LAB_DEFAULTS := $(shell grep -E '^[A-Z0-9_]+=' loadtests/lab/defaults.env)
+# $(call lab_defaults,PREFIX): each PREFIX<NAME>=value line of that file as `NAME ?= value`, so the
+# command line and the environment still win.
+lab_defaults = $(foreach kv,$(filter $(1)%,$(LAB_DEFAULTS)),$(eval $(patsubst $(1)%,%,$(firstword $(subst =, ,$(kv)))) ?= $(word 2,$(subst =, ,$(kv)))))
+
 include mk/*.mk

@@ -115,16 +115,14 @@ lab-k8s-images: docker-engine ## the in-cluster lab's images (k6, wrk; wrk2 wher
 # cluster that shares the machine, and wrk's GET next to k6's.
 ifeq ($(LAB_TARGET),k8s)
 lab: k8s-up lab-k8s-images
-NAME ?= k8s
-RATE ?= 1000
-PHASES ?= fill,put,get,mixed,get@wrk
+$(call lab_defaults,K8S_)
 export LAB_TARGET K8S_NAMESPACE RELEASE KUBECTL HELM K6_PODS K6_IMAGE WRK_IMAGE WRK2_IMAGE K6_RESOURCES \
 	WRK_RESOURCES LAB_WRK_IMAGE LAB_UNINSTALL
 endif
 
 # The smoke run has a namespace of its own, which it deletes at the end whatever happened.
 lab-k8s-smoke: ## CI: a short in-cluster lab in a namespace of its own (removed after), then its report checked
-	@rc=0; $(MAKE) lab LAB_TARGET=k8s NAME=k8s-smoke RATE=200 DURATION=12s WARMUP=0 KEYS=2000 K6_PODS=2 EVENTS=cpu,alloc \
+	@rc=0; $(MAKE) lab LAB_TARGET=k8s NAME=k8s-smoke RATE=200 DURATION=12s WARMUP=0 KEYS=2000 K6_PODS=2 EVENTS=cpu,alloc SEARCH_STEPS=2 SEARCH_STEP=6s \
 		PHASES=fill,put,get,mixed,get@wrk K8S_NAMESPACE=$(LAB_K8S_SMOKE_NAMESPACE) LAB_UNINSTALL=1 \
 		K6_RESOURCES=requests.cpu=100m,requests.memory=64Mi,limits.memory=512Mi || rc=$$?; \
 	$(KUBECTL) delete namespace $(LAB_K8S_SMOKE_NAMESPACE) --ignore-not-found --wait=false || true; \

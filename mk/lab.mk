@@ -2,58 +2,52 @@
 # the Makefile. Every run writes reports/<timestamp>-<NAME>/ with report.md and report.html.
 #
 #   make lab            the whole lab: build, start a local cluster of its own, fill, PUT, GET and
-#                       mixed phases profiled on every node, stop the cluster, write the report.
-#                       SCENARIO=saturation searches the maximum sustainable rate instead.
+#                       mixed phases profiled on every node, a short saturation search (how much
+#                       can it take?), stop the cluster, write the report. SCENARIO=saturation runs
+#                       the search alone, with every step profiled.
 #                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1.
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
-#   make lab-replication-cost  issue 3's item 7: one node's PUT and GET rates, then three nodes at 2/3
+#   make lab-replication-cost  what replication costs: one node's PUT and GET rates, then three nodes at 2/3
 #                       at SHARE (40) % of each, RUNS (3) times, and a verdict (scripts/replication-cost.sh)
 #   make lab-repair-cost  what anti-entropy repair costs on three nodes of its own over 1M keys: a wiped
 #                       node's refill, CPU per key of a round, GET and PUT p99 with and without repair
 #                       (scripts/repair-cost.sh; RUNS, PARTS, GET_RATE, PUT_RATE, JAR_BASE, ...)
-#   make lab-hotpath    issue 2's hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s); HOTPATH_TOOL=wrk|k6
+#   make lab-hotpath    the hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s against its
+#                       no-op route): CPU per request; HOTPATH_TOOL=wrk|k6
 #   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
 #
-# PIDS defaults to the nodes `make up` started (data/run/*.pid). Every knob is optional:
-#   RATE (500/s), DURATION (30s), WARMUP (60s of a scenario's load, unmeasured, before its first phase; the fill warms put), PHASES (fill,put,get,mixed; also range, status,
-#   and outage: the mixed load with the last node frozen for its middle third, then the wait for the cluster to heal), KEYS (100000),
-#   VALUE_SIZE (1024), REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none),
-#   SLO_P99_MS (10), NAME (local), COMPARE (a report; default the latest other), LAB_ARGS (more
-#   options of `python -m lab run --help`).
+# Every knob of loadtests/lab/defaults.env (its defaults and what each does) is a make variable
+# here and an option of `python -m lab` (RATE=800 is --rate=800): RATE (500/s), DURATION (30s),
+# WARMUP (60s), PHASES (fill,put,get,mixed; also range, status, and outage: the mixed load with the
+# last node paused for its middle third, then the wait for the cluster to heal), KEYS, VALUE_SIZE,
+# REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none), SLO_P99_MS (10),
+# SEARCH (get | none: the short saturation search after the phases), SEARCH_STEPS, SEARCH_STEP, ...
+# More: NAME (local), PIDS (the nodes `make up` started, data/run/*.pid), COMPARE (a report; default
+# the latest other), LAB_ARGS (more options of `python -m lab run --help`).
 
 LAB_PY := $(CURDIR)/.tools/venv/bin/python
 LAB = KVLAB_LAB_INVOCATION="make $@ $(strip $(-*-command-variables-*-))" PYTHONPATH=$(CURDIR)/loadtests $(LAB_PY) -m lab
 
+$(call lab_defaults,)
 TARGETS ?= http://127.0.0.1:8080
 PIDS ?= $(shell cat data/run/*.pid 2>/dev/null | paste -sd, -)
 NAME ?= local
-RATE ?= 500
-DURATION ?= 30s
-WARMUP ?= 60s
-PHASES ?= fill,put,get,mixed
-KEYS ?= 100000
-VALUE_SIZE ?= 1024
-REPLICAS ?=
-TOOL ?= k6
-EVENTS ?= cpu,alloc,lock,wall
-SLO_P99_MS ?= 10
 COMPARE ?=
 LAB_ARGS ?=
 
-LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) --rate $(RATE) --duration $(DURATION) --warmup $(WARMUP) \
-	--keys $(KEYS) --value-size $(VALUE_SIZE) --tool $(TOOL) --events "$(EVENTS)" --slo-p99-ms $(SLO_P99_MS) \
-	$(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(COMPARE),--compare $(COMPARE))
+# Every knob but PHASES (a saturation search alone has none) as its option: RATE -> --rate='500'.
+LAB_KNOBS := $(filter-out K8S_% PHASES,$(foreach kv,$(LAB_DEFAULTS),$(firstword $(subst =, ,$(kv)))))
+LAB_OPTIONS = $(join $(addprefix --,$(shell echo $(LAB_KNOBS) | tr 'A-Z_' 'a-z-')),$(foreach k,$(LAB_KNOBS),='$($(k))')) \
+	$(if $(COMPARE),--compare $(COMPARE))
+LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) $(LAB_OPTIONS)
 
-# Saturation search (make lab SCENARIO=saturation SAT_SCENARIO=get, or make lab-saturate SCENARIO=get)
-SCENARIO ?= get
-SAT_SCENARIO ?= get
-START_RATE ?= 1000
-FACTOR ?= 1.5
-MAX_STEPS ?= 10
+
+# What `make lab` runs: phases (the PHASES at RATE, then a short search) or saturation (the search alone).
+SCENARIO ?= phases
 
 # Hot-path benchmark
 HOTPATH_PORT ?= 28080
@@ -68,16 +62,14 @@ RUNS ?= 3
 .PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-report lab-profile lab-selftest
 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation] -> reports/
-	NODES=$(or $(NODES),3) SCENARIO=$(if $(filter saturation,$(SCENARIO)),saturation,phases) \
+	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) \
 	KVLAB_LAB_INVOCATION="make lab $(strip $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
-	scripts/lab.sh --name $(if $(filter local,$(NAME)),lab,$(NAME)) --rate $(RATE) --duration $(DURATION) --warmup $(WARMUP) \
-		--keys $(KEYS) --value-size $(VALUE_SIZE) --tool $(TOOL) --events "$(EVENTS)" --slo-p99-ms $(SLO_P99_MS) \
-		$(if $(REPLICAS),--replicas $(REPLICAS)) $(if $(COMPARE),--compare $(COMPARE)) \
-		$(if $(filter saturation,$(SCENARIO)),--scenario $(SAT_SCENARIO) --start-rate $(START_RATE) --factor $(FACTOR) --max-steps $(MAX_STEPS),--phases $(PHASES)) \
-		$(LAB_ARGS)
+	scripts/lab.sh --name $(if $(filter local,$(NAME)),lab,$(NAME)) $(LAB_OPTIONS) \
+		$(if $(filter saturation,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
 
 lab-smoke: ## CI: a short `make lab` end to end (an outage last), then a check that its report has every part
-	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6
+	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6 \
+		SEARCH_STEPS=3 SEARCH_STEP=5s
 	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-local-smoke | tail -n 1)"
 
 lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when present)
@@ -86,9 +78,8 @@ lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when prese
 lab-local: lab-tools ## load running nodes: TARGETS=url,... PIDS=pid,... [RATE= DURATION= PHASES= TOOL=]
 	$(LAB) run $(LAB_COMMON) --phases $(PHASES) $(LAB_ARGS)
 
-lab-saturate: lab-tools ## find the max sustainable rate: TARGETS= PIDS= [SCENARIO=get START_RATE= FACTOR= SLO_P99_MS=]
-	$(LAB) saturate $(LAB_COMMON) --scenario $(SCENARIO) --start-rate $(START_RATE) --factor $(FACTOR) \
-		--max-steps $(MAX_STEPS) $(LAB_ARGS)
+lab-saturate: lab-tools ## find the max sustainable rate: TARGETS= PIDS= [SEARCH=get START_RATE= FACTOR= SLO_P99_MS=]
+	$(LAB) saturate $(LAB_COMMON) $(LAB_ARGS)
 
 lab-replication-cost: build lab-tools ## one node's PUT and GET rates, then 3 nodes at 2/3 at SHARE (40) % of each, RUNS (3) times -> a verdict
 	SHARE=$(SHARE) RUNS=$(RUNS) LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/replication-cost.sh

@@ -15,6 +15,10 @@ NODES=${NODES:-3}
 LAB_PORT=${LAB_PORT:-8280}
 LAB_JAVA_OPTS=${LAB_JAVA_OPTS:--Xmx512m}
 SCENARIO=${SCENARIO:-phases}
+case $SCENARIO in
+  phases | saturation) ;;
+  *) echo "SCENARIO=$SCENARIO: phases (the default) or saturation" >&2; exit 2 ;;
+esac
 LAB_PY=${LAB_PY:-.tools/venv/bin/python}
 export DATA_ROOT=${LAB_DATA:-./data/lab}
 export BASE_PORT=$LAB_PORT

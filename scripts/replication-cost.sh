@@ -34,7 +34,7 @@ dirs=()
 for scenario in $SCENARIOS; do
   name=replication-cost-1node-$scenario
   say "$scenario: one node's saturation search from $START_RATE/s, x$FACTOR per step"
-  NODES=1 SCENARIO=saturation lab --name "$name" --scenario "$scenario" --replicas 1/1 \
+  NODES=1 SCENARIO=saturation lab --name "$name" --search "$scenario" --search-step "$DURATION" --replicas 1/1 \
     --start-rate "$START_RATE" --factor "$FACTOR"
   dirs+=("$(run_dir "$name")")
   if ! rate=$("$LAB_PY" -m lab target-rate "${dirs[-1]}" --share "$SHARE"); then
@@ -45,7 +45,7 @@ for scenario in $SCENARIOS; do
   for i in $(seq 1 "$RUNS"); do
     name=replication-cost-${CLUSTER_NODES}nodes-$scenario-$i
     say "$scenario: $CLUSTER_NODES nodes at $CLUSTER_REPLICAS, $rate/s ($SHARE % of one node), run $i of $RUNS"
-    NODES=$CLUSTER_NODES SCENARIO=phases lab --name "$name" --phases "$phases" --rate "$rate" --replicas "$CLUSTER_REPLICAS"
+    NODES=$CLUSTER_NODES SCENARIO=phases lab --name "$name" --phases "$phases" --rate "$rate" --replicas "$CLUSTER_REPLICAS" --search none
     dirs+=("$(run_dir "$name")")
   done
 done

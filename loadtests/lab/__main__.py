@@ -19,30 +19,23 @@ import signal
 import sys
 from pathlib import Path
 
-from . import check, profiling, replication_cost, runner
+from . import check, defaults, replication_cost, runner
+
+# Every option's default: defaults.env, through the run's settings.
+D = runner.RunConfig(targets=[], pids=[])
+S = runner.Saturation()
 
 
 def _duration(text: str) -> int:
     """Seconds from 30, 30s, 2m, 1m30s."""
-    text = text.strip()
-    if text.isdigit():
-        return int(text)
-    total, number = 0, ""
-    for ch in text:
-        if ch.isdigit():
-            number += ch
-        elif ch in "smh" and number:
-            total += int(number) * {"s": 1, "m": 60, "h": 3600}[ch]
-            number = ""
-        else:
-            raise argparse.ArgumentTypeError(f"bad duration {text!r}: use 30, 30s, 2m or 1m30s")
-    if number:
-        raise argparse.ArgumentTypeError(f"bad duration {text!r}: a number needs its unit")
-    return total
+    try:
+        return defaults.duration(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from e
 
 
 def _list(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
+    return defaults.split(text)
 
 
 def _events(text: str) -> list[str]:
@@ -65,51 +58,92 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="PIDs of the node JVMs to profile and measure, comma-separated",
     )
     p.add_argument("--name", default="local", help="the run's name, after its timestamp")
-    p.add_argument("--rate", type=int, default=500, help="requests/s of put, get, mixed (500)")
-    p.add_argument("--duration", type=_duration, default=30, help="each phase: 30, 30s, 2m (30s)")
+    p.add_argument("--rate", type=int, default=D.rate, help=f"requests/s of put, get, mixed ({D.rate})")
+    p.add_argument(
+        "--duration", type=_duration, default=D.duration_s, help=f"each phase (and search step): 30, 30s, 2m ({D.duration_s}s)"
+    )
     p.add_argument(
         "--warmup",
         type=_duration,
-        default=60,
+        default=D.warmup_s,
         help="before the first phase of each scenario (and a saturation search) the same load, unmeasured; "
-        "the fill warms put, put and get warm mixed; 0 for none (60s)",
+        f"the fill warms put, put and get warm mixed; 0 for none ({D.warmup_s}s)",
     )
-    p.add_argument("--range-rate", type=int, default=100, help="range reads/s (100)")
-    p.add_argument("--keys", type=int, default=100_000, help="key space (100000)")
-    p.add_argument("--value-size", type=int, default=1024, help="bytes per value (1024)")
-    p.add_argument("--replicas", default="", help="ack/from on every request (the server's default)")
-    p.add_argument("--read-share", type=float, default=0.5, help="GETs in the mixed phase (0.5)")
-    p.add_argument("--range-size", type=int, default=100, help="keys per range read (100)")
+    p.add_argument("--range-rate", type=int, default=D.range_rate, help=f"range reads/s ({D.range_rate})")
+    p.add_argument("--keys", type=int, default=D.keys, help=f"key space ({D.keys})")
+    p.add_argument("--value-size", type=int, default=D.value_size, help=f"bytes per value ({D.value_size})")
+    p.add_argument("--replicas", default=D.replicas, help="ack/from on every request (the server's default)")
+    p.add_argument("--read-share", type=float, default=D.read_share, help=f"GETs in the mixed phase ({D.read_share:g})")
+    p.add_argument("--range-size", type=int, default=D.range_size, help=f"keys per range read ({D.range_size})")
     p.add_argument(
         "--tool",
         choices=["k6", "wrk"],
-        default="k6",
-        help="load generator of the timed phases (k6); the fill and mixed always use k6",
+        default=D.tool,
+        help=f"load generator of the timed phases ({D.tool}); the fill and mixed always use k6",
     )
-    p.add_argument("--vus", type=int, default=64, help="k6 VUs (connections per target) at start (64)")
-    p.add_argument("--max-vus", type=int, default=256, help="k6 VUs at most (256)")
-    p.add_argument("--connections", type=int, default=64, help="wrk connections in all (64)")
-    p.add_argument("--threads", type=int, default=2, help="wrk threads in all, split across the targets like the connections, at least one each (2)")
-    p.add_argument("--slo-p99-ms", type=float, default=10.0, help="SLO on p99 latency (10 ms)")
-    p.add_argument("--max-error-rate", type=float, default=0.01, help="share of failed requests allowed (0.01)")
+    p.add_argument("--vus", type=int, default=D.vus, help=f"k6 VUs (connections per target) at start ({D.vus})")
+    p.add_argument("--max-vus", type=int, default=D.max_vus, help=f"k6 VUs at most ({D.max_vus})")
+    p.add_argument("--connections", type=int, default=D.connections, help=f"wrk connections in all ({D.connections})")
+    p.add_argument(
+        "--threads",
+        type=int,
+        default=D.threads,
+        help=f"wrk threads in all, split across the targets like the connections, at least one each ({D.threads})",
+    )
+    p.add_argument("--slo-p99-ms", type=float, default=D.slo_p99_ms, help=f"SLO on p99 latency ({D.slo_p99_ms:g} ms)")
+    p.add_argument(
+        "--max-error-rate", type=float, default=D.max_error_rate, help=f"share of failed requests allowed ({D.max_error_rate:g})"
+    )
     p.add_argument(
         "--events",
         type=_events,
-        default=list(profiling.EVENTS),
-        help="profiler events per phase, comma-separated, or none (cpu,alloc,lock,wall)",
+        default=D.events,
+        help=f"profiler events per phase, comma-separated, or none ({','.join(D.events) or 'none'})",
     )
     p.add_argument(
         "--heal-timeout",
         type=_duration,
-        default=120,
+        default=D.heal_timeout_s,
         help="after an outage phase, how long to wait for the hints to be replayed and a repair round "
-        "between every two nodes (120s)",
+        f"between every two nodes ({D.heal_timeout_s}s)",
     )
-    p.add_argument("--fill-vus", type=int, default=16, help="fill: k6 VUs (16)")
-    p.add_argument("--batch", type=int, default=8, help="fill: requests in flight per VU (8)")
-    p.add_argument("--reports-dir", type=Path, default=runner.tools.ROOT / "reports")
+    p.add_argument("--fill-vus", type=int, default=D.fill_vus, help=f"fill: k6 VUs ({D.fill_vus})")
+    p.add_argument("--batch", type=int, default=D.batch, help=f"fill: requests in flight per VU ({D.batch})")
+    p.add_argument("--reports-dir", type=Path, default=D.reports_dir)
     p.add_argument("--compare", type=Path, default=None, help="a report to compare with (the latest other)")
     _k8s(p)
+
+
+SEARCHES = ["get", "put", "mixed", "range", "status"]
+
+
+def _search(p: argparse.ArgumentParser, what: str) -> None:
+    """What a saturation search loads and how it steps the rate."""
+    p.add_argument("--search", "--scenario", choices=[*SEARCHES, "none"], default=S.scenario, help=f"{what} ({S.scenario})")
+    p.add_argument("--search-steps", type=int, default=S.max_steps, help=f"steps at most ({S.max_steps})")
+    p.add_argument("--search-step", type=_duration, default=S.step_duration_s, help=f"each step ({S.step_duration_s}s)")
+    p.add_argument("--start-rate", type=int, default=S.start_rate, help=f"the first step's rate ({S.start_rate}/s)")
+    p.add_argument("--factor", type=float, default=S.factor, help=f"rate multiplier per step ({S.factor:g})")
+    p.add_argument("--max-rate", type=int, default=S.max_rate, help=f"the highest rate tried ({S.max_rate}/s)")
+    p.add_argument(
+        "--tolerance",
+        type=float,
+        default=S.tolerance,
+        help=f"how far the achieved rate may fall behind the requested one ({S.tolerance:g})",
+    )
+
+
+def _saturation(a: argparse.Namespace, fill: bool) -> runner.Saturation:
+    return runner.Saturation(
+        scenario=a.search,
+        start_rate=a.start_rate,
+        factor=a.factor,
+        max_rate=a.max_rate,
+        max_steps=a.search_steps,
+        step_duration_s=a.search_step,
+        tolerance=a.tolerance,
+        fill=fill,
+    )
 
 
 def _k8s(p: argparse.ArgumentParser) -> None:
@@ -223,33 +257,24 @@ def main(argv: list[str]) -> int:
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
-    p_run = sub.add_parser("run", help="phases at a fixed rate, profiled, then the report")
+    p_run = sub.add_parser("run", help="phases at a fixed rate, profiled, then a short saturation search, then the report")
     _common(p_run)
     p_run.add_argument(
         "--phases",
         type=_list,
-        default=["fill", "put", "get", "mixed"],
+        default=D.phases,
         help=f"in order, from {', '.join(runner.PHASES)}; get@wrk runs one with another tool than --tool; "
-        "outage runs the mixed load with the last node frozen for its middle third, then waits for the "
-        "cluster to heal (fill,put,get,mixed)",
+        "outage runs the mixed load with the last node paused for its middle third, then waits for the "
+        f"cluster to heal ({','.join(D.phases)})",
     )
+    _search(p_run, "after the phases, how much can it take: a short saturation search of this load, or none")
 
     p_sat = sub.add_parser("saturate", help="step the rate up until the SLO breaks; report the maximum")
     _common(p_sat)
-    p_sat.add_argument("--scenario", choices=["get", "put", "mixed", "range", "status"], default="get")
-    p_sat.add_argument("--start-rate", type=int, default=1000)
-    p_sat.add_argument("--factor", type=float, default=1.5, help="rate multiplier per step (1.5)")
-    p_sat.add_argument("--max-rate", type=int, default=200_000)
-    p_sat.add_argument("--max-steps", type=int, default=10)
-    p_sat.add_argument(
-        "--tolerance",
-        type=float,
-        default=0.02,
-        help="how far the achieved rate may fall behind the requested one (0.02)",
-    )
+    _search(p_sat, "the load stepped up")
     p_sat.add_argument("--no-fill", action="store_true", help="the key space is filled already")
 
-    p_hot = sub.add_parser("hotpath", help="issue 2 item 5: one node, GET 25k/s, PUT 15k/s, CPU per request")
+    p_hot = sub.add_parser("hotpath", help="one node of its own, GET 25k/s and PUT 15k/s against its no-op route: CPU per request")
     p_hot.add_argument("--jar", type=Path, default=runner.tools.ROOT / "service" / "target" / "kvlab-service.jar")
     p_hot.add_argument("--java-options", default="-Xmx256m")
     p_hot.add_argument("--port", type=int, default=28080)
@@ -274,7 +299,7 @@ def main(argv: list[str]) -> int:
     )
     p_hot.add_argument("--flamegraphs", action="store_true", help="also profile GET and PUT (cpu, alloc)")
     p_hot.add_argument("--name", default="hotpath")
-    p_hot.add_argument("--reports-dir", type=Path, default=runner.tools.ROOT / "reports")
+    p_hot.add_argument("--reports-dir", type=Path, default=D.reports_dir)
     p_hot.add_argument("--compare", type=Path, default=None)
 
     p_rep = sub.add_parser("report", help="(re)write report.md and report.html of a run directory")
@@ -313,20 +338,14 @@ def main(argv: list[str]) -> int:
         return 0
     if a.command == "run":
         cfg = _config(a, a.phases)
+        if a.search != "none" and a.search_steps > 0:
+            cfg.search = _saturation(a, fill=False)
         out = runner.run_phases(cfg, _executor(a, cfg))
     elif a.command == "saturate":
-        cfg = _config(a, [a.scenario])
-        sat = runner.Saturation(
-            scenario=a.scenario,
-            start_rate=a.start_rate,
-            factor=a.factor,
-            max_rate=a.max_rate,
-            max_steps=a.max_steps,
-            step_duration_s=a.duration,
-            tolerance=a.tolerance,
-            fill=not a.no_fill,
-        )
-        out = runner.run_saturation(cfg, sat, _executor(a, cfg))
+        if a.search == "none":
+            raise SystemExit("a saturation search needs a load to step up: --search get, put, mixed, range or status")
+        cfg = _config(a, [a.search])
+        out = runner.run_saturation(cfg, _saturation(a, fill=not a.no_fill), _executor(a, cfg))
     elif a.command == "hotpath":
         from . import hotpath
 

@@ -14,7 +14,7 @@ import urllib.request
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from . import envinfo, faults, healing, load, profiling, tools
+from . import defaults, envinfo, faults, healing, load, profiling, tools
 from .load import LoadSpec, log
 from .results import worst
 
@@ -25,33 +25,37 @@ OUTAGE_SCENARIO = "mixed"
 
 @dataclass
 class RunConfig:
+    """A run's settings; every default comes from defaults.env (lab.defaults)."""
+
     targets: list[str]
     pids: list[int]
     name: str = "local"
-    phases: list[str] = field(default_factory=lambda: ["fill", "put", "get", "mixed"])
-    rate: int = 500
-    duration_s: int = 30
-    warmup_s: int = 60
-    range_rate: int = 100
-    keys: int = 100_000
-    value_size: int = 1024
-    replicas: str = ""
-    read_share: float = 0.5
-    range_size: int = 100
-    tool: str = "k6"
-    vus: int = 64
-    max_vus: int = 256
-    connections: int = 64
-    threads: int = 2
-    slo_p99_ms: float = 10.0
-    max_error_rate: float = 0.01
-    events: list[str] = field(default_factory=lambda: list(profiling.EVENTS))
-    fill_vus: int = 16
-    batch: int = 8
+    phases: list[str] = field(default_factory=lambda: defaults.items("PHASES"))
+    rate: int = defaults.integer("RATE")
+    duration_s: int = defaults.seconds("DURATION")
+    warmup_s: int = defaults.seconds("WARMUP")
+    range_rate: int = defaults.integer("RANGE_RATE")
+    keys: int = defaults.integer("KEYS")
+    value_size: int = defaults.integer("VALUE_SIZE")
+    replicas: str = defaults.text("REPLICAS")
+    read_share: float = defaults.number("READ_SHARE")
+    range_size: int = defaults.integer("RANGE_SIZE")
+    tool: str = defaults.text("TOOL")
+    vus: int = defaults.integer("VUS")
+    max_vus: int = defaults.integer("MAX_VUS")
+    connections: int = defaults.integer("CONNECTIONS")
+    threads: int = defaults.integer("THREADS")
+    slo_p99_ms: float = defaults.number("SLO_P99_MS")
+    max_error_rate: float = defaults.number("MAX_ERROR_RATE")
+    events: list[str] = field(default_factory=lambda: defaults.items("EVENTS"))
+    fill_vus: int = defaults.integer("FILL_VUS")
+    batch: int = defaults.integer("BATCH")
     fill_timeout_s: int = 900
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
-    heal_timeout_s: int = 120
+    heal_timeout_s: int = defaults.seconds("HEAL_TIMEOUT")
+    # The short saturation search after the phases: its Saturation, None for none.
+    search: Saturation | None = None
 
     def spec(
         self, scenario: str, rate: int | None = None, duration_s: int | None = None, tool: str | None = None
@@ -395,6 +399,12 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
             run.phase(spec, text, [] if outage else cfg.events, outage=outage)
             warm |= warmed_by(scenario, warm)
             previous = scenario
+        if cfg.search:
+            # How much can it take: a short search after the fixed rates, its steps not profiled.
+            sat = cfg.search
+            if sat.scenario not in warm:
+                warm_up(run, cfg.spec(sat.scenario, sat.start_rate), f"{sat.scenario}@{sat.start_rate}")
+            search(run, sat, [])
         return run.finish()
 
 
@@ -433,27 +443,34 @@ def reconnect_s(warmup_s: int) -> int:
 
 @dataclass
 class Saturation:
-    scenario: str = "get"
-    start_rate: int = 1000
-    factor: float = 1.5
-    max_rate: int = 200_000
-    max_steps: int = 10
-    step_duration_s: int = 20
-    tolerance: float = 0.02  # achieved may be this much below requested
+    """A saturation search; every default comes from defaults.env (lab.defaults)."""
+
+    scenario: str = defaults.text("SEARCH")
+    start_rate: int = defaults.integer("START_RATE")
+    factor: float = defaults.number("FACTOR")
+    max_rate: int = defaults.integer("MAX_RATE")
+    max_steps: int = defaults.integer("SEARCH_STEPS")
+    step_duration_s: int = defaults.seconds("SEARCH_STEP")
+    tolerance: float = defaults.number("TOLERANCE")  # achieved may be this much below requested
     fill: bool = True
 
 
 def run_saturation(cfg: RunConfig, sat: Saturation, executor=None) -> Path:
-    """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail."""
+    """A saturation search alone: the fill (for reads), a warm-up, the steps, each profiled."""
     with checked(cfg, executor) as executor:
         run = Run(cfg, "saturation", {"saturation": asdict(sat)}, executor=executor)
-        return _saturation_steps(cfg, sat, run)
+        if sat.fill and sat.scenario in ("get", "mixed", "range"):
+            run.phase(cfg.spec("fill"), "fill", [])
+        warm_up(run, cfg.spec(sat.scenario, sat.start_rate), f"{sat.scenario}@{sat.start_rate}")
+        search(run, sat, cfg.events)
+        return run.finish()
 
 
-def _saturation_steps(cfg: RunConfig, sat: Saturation, run: Run) -> Path:
-    if sat.fill and sat.scenario in ("get", "mixed", "range"):
-        run.phase(cfg.spec("fill"), "fill", [])
-    warm_up(run, cfg.spec(sat.scenario, sat.start_rate), f"{sat.scenario}@{sat.start_rate}")
+def search(run: Run, sat: Saturation, events: list[str]) -> dict:
+    """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail;
+    run.json's "saturation" holds the steps and the highest rate sustained, and each step's phase
+    record is marked saturation_step."""
+    cfg = run.cfg
     steps = []
     rate = sat.start_rate
     reason = f"reached the step limit ({sat.max_steps} steps)"
@@ -461,13 +478,16 @@ def _saturation_steps(cfg: RunConfig, sat: Saturation, run: Run) -> Path:
         if rate > sat.max_rate:
             reason = f"reached the highest rate allowed ({sat.max_rate}/s)"
             break
-        rec = run.phase(cfg.spec(sat.scenario, rate, sat.step_duration_s), f"{sat.scenario}@{rate}", cfg.events)
+        label = f"{sat.scenario}@{rate}"
+        rec = run.phase(cfg.spec(sat.scenario, rate, sat.step_duration_s), label, events)
+        rec["saturation_step"] = True
         r = rec["result"]
         p99 = worst(r, "p99")
         behind = r["achieved_rate"] < rate * (1 - sat.tolerance)
         failing = r.get("error_rate", 0) > cfg.max_error_rate
         slow = not (p99 <= cfg.slo_p99_ms)
         step = {
+            "label": label,
             "rate": rate,
             "achieved_rate": r["achieved_rate"],
             "p99_ms": p99,
@@ -497,5 +517,7 @@ def _saturation_steps(cfg: RunConfig, sat: Saturation, run: Run) -> Path:
         "max_sustainable_rate": max(passed) if passed else None,
         "stop_reason": reason,
     }
-    log(f"saturation: max sustainable rate {run.doc['saturation']['max_sustainable_rate']}/s; stopped {reason}")
-    return run.finish()
+    run.save()
+    best = f"{max(passed)}/s" if passed else f"none (no step met the SLO, the first at {sat.start_rate}/s)"
+    log(f"saturation: highest sustained rate {best}; stopped {reason}")
+    return run.doc["saturation"]
