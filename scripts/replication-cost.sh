@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make lab-replication-cost`: issue 3's item 7 as one benchmark. For each scenario (PUT, GET):
+# `make lab-replication-cost`: what replication costs, as one benchmark. For each scenario (PUT, GET):
 # one node's saturation search (ack/from 1/1), then RUNS fixed-rate runs of CLUSTER_NODES nodes at
 # CLUSTER_REPLICAS, at SHARE % of the rate one node sustained; then a verdict in
 # reports/<timestamp>-replication-cost/summary.md. A scenario is met when every run met its rate, the

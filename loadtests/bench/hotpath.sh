@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The hot-path benchmark of issue 2 (item 5): starts ONE kvlab node of its own with -Xmx256m on a
+# The hot-path benchmark: starts ONE kvlab node of its own with -Xmx256m on a
 # free loopback port, fills 1M keys of 1 KiB, warms up, then at a constant rate with 64
 # connections measures GET /v0/status (the no-op route) at 25k/s, GET at 25k/s, GET /v0/status at
 # 15k/s and PUT at 15k/s, each for 30 s. For every phase: latency percentiles, achieved rate, the

@@ -1,4 +1,4 @@
-"""The hot-path benchmark (issue 2, item 5): one node with a 256 MB heap over 1M keys of 1 KiB,
+"""The hot-path benchmark: one node with a 256 MB heap over 1M keys of 1 KiB,
 GET at 25k/s and PUT at 15k/s with 64 connections at a constant rate, and the server CPU per
 request of each compared with the no-op route GET /v0/status measured in the same run."""
 

@@ -1,4 +1,4 @@
-"""The replication-cost benchmark's verdict (issue 3, item 7): does a cluster serve a share of one
+"""The replication-cost benchmark's verdict: does a cluster serve a share of one
 node's rate within the SLO?
 
 `scripts/replication-cost.sh` runs, per scenario, one node's saturation search and then several

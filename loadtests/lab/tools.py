@@ -37,7 +37,7 @@ def spawn(argv: list[str], out, **popen) -> subprocess.Popen:
     (/proc/sys/kernel/sched_autogroup_enabled), and the kernel shares the CPU between autogroups
     before it shares it between their threads: a wrk in a session of its own weighed as much as the
     three nodes of `make lab` together (their session is the lab's), and on two busy cores the
-    cluster's PUT p99 was 1.5-5 ms longer in alternated runs (docs/reports/README.md, stop 22)."""
+    cluster's PUT p99 was 1.5-5 ms longer in alternated runs (docs/notes/2026-11-22-lab-measurements.md)."""
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, process_group=0, **popen)
 
 
