@@ -23,7 +23,7 @@ import reactor.netty.http.server.HttpServerRoutes;
  *
  * <p>Served by Reactor Netty directly, like the ranges: WebFlux's dispatch (exchange, handler
  * mapping, filters, response writer) took about 20 µs of node CPU per request, a third of what
- * one node spent on a GET (docs/reports/README.md). Other methods on the path fall through to
+ * one node spent on a GET (docs/notes/2026-11-22-lab-measurements.md). Other methods on the path fall through to
  * WebFlux, which answers 405.
  */
 final class EntityHandler {
