@@ -27,16 +27,17 @@ def write_plots(run: dict, phase_views: list[dict], prev_phases: dict, plots_dir
     overview of every phase was drawn."""
     slo = run["config"].get("slo_p99_ms")
     spectra = {phase["label"]: _spectra(phase, prev_phases.get(phase["label"])) for phase in run["phases"]}
-    ylim = plots.latency_range(
-        [plots.spectrum_xy(s, n)[1] for series in spectra.values() for _, s, n, _ in series], slo
-    )
+    shown = [spectra[v["label"]] for v in phase_views if not v["warmup"]]
+    ylim = plots.latency_range([plots.spectrum_xy(s, n)[1] for series in shown for _, s, n, _ in series], slo)
     overview = []
     for i, (phase, view) in enumerate(zip(run["phases"], phase_views)):
         stem = phase["dir"].split("/")[-1]
-        view["plot"] = f"spectrum-{stem}.png"
-        (plots_dir / view["plot"]).write_bytes(
-            plots.spectrum_plot(f"{phase['label']}: percentile spectrum", spectra[phase["label"]], slo, ylim)
-        )
+        # A warm-up measures the JIT, not the store: its table is enough.
+        view["plot"] = None if view["warmup"] else f"spectrum-{stem}.png"
+        if view["plot"]:
+            (plots_dir / view["plot"]).write_bytes(
+                plots.spectrum_plot(f"{phase['label']}: percentile spectrum", spectra[phase["label"]], slo, ylim)
+            )
         if view["measured"] and spectra[phase["label"]]:
             _, spectrum, requests, _ = spectra[phase["label"]][0]
             overview.append((phase["label"], spectrum, requests, {"color": plots.COLORS[i % len(plots.COLORS)], "linewidth": 1.4}))

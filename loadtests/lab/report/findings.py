@@ -16,10 +16,11 @@ def phase_sentence(v: dict, slo) -> str:
     if v["requested"]:
         text += f" of {fmt.rate(v['requested'])}/s ({fmt.pct(v['achieved_share'], 1)})"
     text += f", p99 {fmt.ms(p99)} ms"
+    notes = [f"SLO {slo:g} ms {'met' if v['slo_met'] else 'missed'}"] if slo else []
     if v["uncorrected"]:
-        text += " (timed from the send by Debian's wrk: queueing in a stall is not counted)"
-    if slo:
-        text += f" (SLO {slo:g} ms {'met' if v['slo_met'] else 'missed'})"
+        notes.append("timed from the send by Debian's wrk, so a stall's queueing is not in it")
+    if notes:
+        text += f" ({'; '.join(notes)})"
     text += f", {fmt.pct(v['error_rate'])} failed"
     if v["dropped"]:
         text += f", {fmt.rate(v['dropped'])} iterations dropped (no free VU: the server fell behind)"
