@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import tools
-from . import findings, headline, plots, render, runs, views
+from . import findings, flames, headline, plots, render, runs, views
 
 KINDS = {"phases": "Fixed-rate phases", "saturation": "Saturation search", "hotpath": "Hot-path benchmark"}
 
@@ -71,6 +71,8 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
     phase_views = [
         views.phase_view(run, phase, prev_phases.get(phase["label"]), run_dir, prev_dir) for phase in run["phases"]
     ]
+    for view in phase_views:
+        flames.write_diffs(run_dir, view, prev_dir)
     plots_dir = run_dir / "plots"
     plots_dir.mkdir(exist_ok=True)
     has_overview = write_plots(run, phase_views, prev_phases, plots_dir)

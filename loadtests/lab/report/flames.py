@@ -67,8 +67,9 @@ def dominant_monitor(graphs: list[list[flamegraph.Frame]]) -> dict | None:
 
 
 def profile_views(run_dir: Path | None, phase: dict, prev_dir: Path | None, prev_phase: dict | None) -> tuple[list[dict], dict | None]:
-    """The phase's profiles for the report (each with its link, samples, hottest frames and
-    differential graph) and the dominant monitor of its lock graphs."""
+    """The phase's profiles for the report (each with its link, samples, hottest frames and the
+    previous run's graph of the same node and event to compare with) and the dominant monitor of
+    its lock graphs."""
     views, locks = [], []
     prev_graphs = {}
     if prev_dir and prev_phase:
@@ -78,7 +79,7 @@ def profile_views(run_dir: Path | None, phase: dict, prev_dir: Path | None, prev
     for p in phase.get("profiles", []):
         href = f"{phase['dir']}/profiles/{p['file']}" if p.get("file") else None
         frames = read(run_dir / href) if href and run_dir else None
-        view = p | {"href": href, "samples": None, "noise": "", "hot": None, "diff": None}
+        view = p | {"href": href, "samples": None, "noise": "", "hot": None, "previous": None, "diff": None}
         if frames:
             n = flamegraph.samples(frames)
             view |= {"samples": n, "few": n < FEW_SAMPLES, "noise": noise(n)}
@@ -87,12 +88,21 @@ def profile_views(run_dir: Path | None, phase: dict, prev_dir: Path | None, prev
                 locks.append(frames)
             old = prev_graphs.get((p.get("node"), p.get("event")))
             if old and read(old):
-                out = run_dir / href.replace(".html", "-diff.html")
-                flamediff.write(
-                    run_dir / href, old, out,
-                    f"{phase['label']}, {p.get('node')} {p.get('event')}",
-                    f"the previous run's {prev_phase['label']}, {p.get('node')} {p.get('event')} ({prev_dir.name})",
-                )
-                view["diff"] = out.relative_to(run_dir).as_posix()
+                view["previous"] = old
         views.append(view)
     return views, dominant_monitor(locks)
+
+
+def write_diffs(run_dir: Path, view: dict, prev_dir: Path | None) -> None:
+    """The differential graph of each of the phase's profiles that has the previous run's graph to
+    compare with, written beside it; the view links it."""
+    for p in view["profiles"]:
+        if not p["previous"]:
+            continue
+        out = run_dir / p["href"].replace(".html", "-diff.html")
+        flamediff.write(
+            run_dir / p["href"], p["previous"], out,
+            f"{view['label']}, {p.get('node')} {p.get('event')}",
+            f"the previous run's {view['label']}, {p.get('node')} {p.get('event')} ({prev_dir.name if prev_dir else '?'})",
+        )
+        p["diff"] = out.relative_to(run_dir).as_posix()

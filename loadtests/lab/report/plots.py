@@ -163,8 +163,8 @@ def saturation_curve(points: list[dict], slo_ms: float, best_rate: float | None,
 
 def panels(ts: dict) -> list[str]:
     """The panels a phase's time series fills, top to bottom: the load's rate, its latency (when
-    the tool gives latency per second), its errors, then the nodes' CPU and GC pauses and the
-    RocksDB events when the nodes were sampled."""
+    the tool gives latency per second), its errors, then the nodes' CPU and GC pauses, their
+    healing (when a node missed writes) and the RocksDB events when the nodes were sampled."""
     load = ts.get("load", {})
     seconds = load.get("seconds") or []
     nodes = ts.get("nodes") or {}
@@ -178,6 +178,8 @@ def panels(ts: dict) -> list[str]:
         out.append("cpu")
     if any(r.get("gc_pause_ms") is not None for rows in nodes.values() for r in rows):
         out.append("gc")
+    if any(r.get(k) for rows in nodes.values() for r in rows for k in ("hints_pending", "hints_replayed", "records_repaired")):
+        out.append("healing")
     if ts.get("events"):
         out.append("events")
     return out
@@ -189,7 +191,7 @@ def _intervals(ax, starts: list[float], ys: list[float], step: float, **style) -
         ax.plot(list(starts) + [starts[-1] + step], list(ys) + [ys[-1]], drawstyle="steps-post", **style)
 
 
-HEIGHTS = {"rate": 1.0, "latency": 1.3, "errors": 0.7, "cpu": 1.0, "gc": 0.8, "events": 0.5}
+HEIGHTS = {"rate": 1.0, "latency": 1.3, "errors": 0.7, "cpu": 1.0, "gc": 0.8, "healing": 0.9, "events": 0.5}
 
 
 def timeseries_plot(
@@ -242,6 +244,22 @@ def timeseries_plot(
                     label=f"{name} did not answer",
                 )
         ax.set_ylabel(label)
+        ax.set_ylim(bottom=0)
+    if "healing" in axes:
+        ax = axes["healing"]
+        for i, (name, rows) in enumerate(sorted(nodes.items())):
+            _intervals(ax, [r["t"] for r in rows], timeline.values(rows, "hints_pending"), step,
+                       color=COLORS[i % len(COLORS)], label=f"{name} hints pending")
+        for key, label, style in (("hints_replayed", "hints replayed/s, all nodes", "--"), ("records_repaired", "records repaired/s, all nodes", ":")):
+            totals: dict[float, float] = {}
+            for rows in nodes.values():
+                for r in rows:
+                    if r.get(key) is not None:
+                        totals[r["t"]] = totals.get(r["t"], 0.0) + r[key] / step
+            if any(totals.values()):
+                ts_ = sorted(totals)
+                _intervals(ax, ts_, [totals[t] for t in ts_], step, color="black", linestyle=style, linewidth=1, label=label)
+        ax.set_ylabel("hints")
         ax.set_ylim(bottom=0)
     if "events" in axes:
         ax = axes["events"]

@@ -217,13 +217,17 @@ class TimeSeriesTest(ReportCase):
 
     def test_every_panel_of_a_phase_with_faults_and_a_sentence_per_fault(self):
         series = json.loads((FIXTURES / "timeseries.json").read_text())
-        self.assertEqual(["rate", "latency", "errors", "cpu", "gc", "events"], plots.panels(series))
+        self.assertEqual(["rate", "latency", "errors", "cpu", "gc", "healing", "events"], plots.panels(series))
         unhappened = {"kind": "pause", "node": "n1", "at_s": 28.0, "for_s": 5.0, "began_at_s": None,
                       "ended_at_s": None, "error": "the phase ended first", "what": "node n1 paused"}
         d, doc = self.run_with_series(series, [self.FAULT, unhappened])
         md, page = self.generate(d)
         get = md.split("### get")[1]
-        self.assertIn("Second by second, faults shaded, the nodes' RocksDB flushes and compactions marked", get)
+        self.assertIn(
+            "Second by second, faults shaded, the hints the nodes kept for the writes a peer missed and their replay, "
+            "the nodes' RocksDB flushes and compactions marked",
+            get,
+        )
         self.assertIn("![get time series](plots/timeseries-01-get.png)", get)
         self.assertIn(
             "| node n2 (pid 125) paused (SIGSTOP, then SIGCONT) | second 10.0 for 10.0 s | 10.2–20.2 s | 36 "
