@@ -93,7 +93,8 @@ def problems(run_dir: Path) -> list[str]:
 
 
 TITLE = re.compile(
-    r"\A# kvlab(?: on Kubernetes)?: (\d+) (?:node|pod)s?, replicas (\d+/\d+), ((?:k6|wrk2?)(?: and (?:k6|wrk2?))*)(?: at (.+)/s|, (.+) \(saturation search\))\n"
+    r"\A# kvlab(?: on Kubernetes)?: (\d+) (?:node|pod)s?, replicas (\d+/\d+), "
+    r"((?:k6|wrk2?)(?: and (?:k6|wrk2?))*)(?: at (.+)/s|, (.+) \(saturation search\))\n"
 )
 
 
@@ -101,7 +102,8 @@ def headline_problems(run: dict, md: str, html: str) -> list[str]:
     """The title names the configuration; the verdict box opens the report with a row per measured
     fixed-rate phase, and the highest sustained rate when a search ran."""
     if run.get("kind") == "hotpath":
-        return [] if md.startswith("# kvlab hot path: ") else ["report.md's title does not name the hot-path configuration"]
+        named = md.startswith("# kvlab hot path: ")
+        return [] if named else ["report.md's title does not name the hot-path configuration"]
     found = []
     title = TITLE.match(md)
     if not title:
@@ -118,7 +120,8 @@ def headline_problems(run: dict, md: str, html: str) -> list[str]:
         if is_measured(phase) and not views.is_step(run, phase) and f"\n| {phase['label']}" not in box.group(1):
             found.append(f"the verdict box has no row for phase {phase['label']}")
     sat = run.get("saturation")
-    if sat and sat.get("steps") and not re.search(r"Highest rate sustained within the SLO|No rate tried was sustained", box.group(1)):
+    answer = re.search(r"Highest rate sustained within the SLO|No rate tried was sustained", box.group(1))
+    if sat and sat.get("steps") and not answer:
         found.append("the verdict box does not say the highest rate the saturation search sustained")
     if '<div class="verdict">' not in html:
         found.append("report.html has no verdict box")
@@ -135,7 +138,8 @@ def figure_problems(run_dir: Path, run: dict, md: str) -> list[str]:
         if f"]({plot})" not in md or not (run_dir / plot).is_file():
             found.append(f"phase {phase['label']} has a time series but no time-series figure")
     sat = run.get("saturation")
-    if sat and sat.get("steps") and ("](plots/saturation.png)" not in md or not (run_dir / "plots/saturation.png").is_file()):
+    curve = "](plots/saturation.png)" in md and (run_dir / "plots/saturation.png").is_file()
+    if sat and sat.get("steps") and not curve:
         found.append("a saturation search ran but the report has no saturation curve")
     return found
 

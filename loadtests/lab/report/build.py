@@ -14,10 +14,11 @@ def _spectra(phase: dict, prev: dict | None) -> list[tuple[str, list, int | None
     """A phase's latency series for its spectrum plot, the previous run's same phase dashed."""
     out = []
     for j, (name, s) in enumerate(views.series(phase["result"])):
-        out.append((name, s["spectrum"], phase["result"].get("requests"), {"color": plots.COLORS[j % len(plots.COLORS)], "linewidth": 1.6}))
+        style = {"color": plots.colour(j), "linewidth": 1.6}
+        out.append((name, s["spectrum"], phase["result"].get("requests"), style))
     if prev:
         for j, (name, s) in enumerate(views.series(prev["result"])):
-            style = {"color": plots.COLORS[j % len(plots.COLORS)], "linestyle": "--", "linewidth": 1.0, "alpha": 0.7}
+            style = {"color": plots.colour(j), "linestyle": "--", "linewidth": 1.0, "alpha": 0.7}
             out.append((f"{name}, previous run", s["spectrum"], prev["result"].get("requests"), style))
     return out
 
@@ -40,24 +41,29 @@ def write_plots(run: dict, phase_views: list[dict], prev_phases: dict, plots_dir
             )
         if view["measured"] and spectra[phase["label"]]:
             _, spectrum, requests, _ = spectra[phase["label"]][0]
-            overview.append((phase["label"], spectrum, requests, {"color": plots.COLORS[i % len(plots.COLORS)], "linewidth": 1.4}))
+            overview.append((phase["label"], spectrum, requests, {"color": plots.colour(i), "linewidth": 1.4}))
         view["timeseries_plot"], view["timeseries_panels"] = None, []
         ts = view["timeseries"]
         if ts and plots.panels(ts):
             view["timeseries_plot"] = f"timeseries-{stem}.png"
             view["timeseries_panels"] = plots.panels(ts)
-            (plots_dir / view["timeseries_plot"]).write_bytes(
-                plots.timeseries_plot(f"{phase['label']}: second by second", ts, view["fault_records"], view["requested"], slo)
+            figure = plots.timeseries_plot(
+                f"{phase['label']}: second by second", ts, view["fault_records"], view["requested"], slo
             )
+            (plots_dir / view["timeseries_plot"]).write_bytes(figure)
     if len(overview) > 1:
-        (plots_dir / "spectrum-overview.png").write_bytes(plots.spectrum_plot("every measured phase", overview, slo, ylim))
+        (plots_dir / "spectrum-overview.png").write_bytes(
+            plots.spectrum_plot("every measured phase", overview, slo, ylim)
+        )
     sat = run.get("saturation")
     if sat and sat.get("steps"):
-        (plots_dir / "saturation.png").write_bytes(
-            plots.saturation_curve(
-                headline.saturation_points(run), sat.get("slo_p99_ms", slo or 10), sat.get("max_sustainable_rate"), sat.get("scenario", "?")
-            )
+        curve = plots.saturation_curve(
+            headline.saturation_points(run),
+            sat.get("slo_p99_ms", slo or 10),
+            sat.get("max_sustainable_rate"),
+            sat.get("scenario", "?"),
         )
+        (plots_dir / "saturation.png").write_bytes(curve)
     return len(overview) > 1
 
 

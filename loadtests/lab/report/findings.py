@@ -29,7 +29,10 @@ def phase_sentence(v: dict, slo) -> str:
         text += f"; the nodes used {cores:.2f} cores, the load generator {fmt.num(v['loadgen'].get('cores'))}"
     if v["pauses"]:
         most = max(v["pauses"], key=lambda p: p["stopped_share"])
-        text += f"; of the nodes' JVMs, {most['label']} stood still longest, {fmt.pct(most['stopped_share'])} of the phase"
+        text += (
+            f"; of the nodes' JVMs, {most['label']} stood still longest, "
+            f"{fmt.pct(most['stopped_share'])} of the phase"
+        )
         if most["mean_gc_ms"] is not None:
             text += f" (its GC pauses {most['mean_gc_ms']:.1f} ms on average)"
     if v["others_cores"] and v["others_cores"] > 0.2:
@@ -106,7 +109,9 @@ def monitor_findings(views: list[dict]) -> list[str]:
             f"Lock profiles: the dominant monitor is {where(m)} in every profiled phase "
             f"({', '.join(share(label, m) for label, m in found)})."
         ]
-    return [f"{label}: the lock profile's dominant monitor is {where(m)} ({share('', m).strip()})." for label, m in found]
+    return [
+        f"{label}: the lock profile's dominant monitor is {where(m)} ({share('', m).strip()})." for label, m in found
+    ]
 
 
 def sample_findings(views: list[dict]) -> list[str]:
@@ -156,7 +161,10 @@ def tool_notes(run: dict, views: list[dict]) -> list[str]:
             "iteration and the report counts it."
         )
     if "wrk2" in used:
-        out.append("wrk2: an open model (-R), latency measured from when each request was due (corrected for coordinated omission).")
+        out.append(
+            "wrk2: an open model (-R), latency measured from when each request was due "
+            "(corrected for coordinated omission)."
+        )
     if "wrk" in used:
         where = (
             f"the wrk2 image {wrk['image']} builds from source only where GitHub answers"

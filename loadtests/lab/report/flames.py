@@ -63,10 +63,19 @@ def dominant_monitor(graphs: list[list[flamegraph.Frame]]) -> dict | None:
     if not found or not total:
         return None
     (lock, caller), n = found.most_common(1)[0]
-    return {"lock": lock, "caller": short(caller), "samples": n, "total": total, "share": n / total, "graphs": len(graphs)}
+    return {
+        "lock": lock,
+        "caller": short(caller),
+        "samples": n,
+        "total": total,
+        "share": n / total,
+        "graphs": len(graphs),
+    }
 
 
-def profile_views(run_dir: Path | None, phase: dict, prev_dir: Path | None, prev_phase: dict | None) -> tuple[list[dict], dict | None]:
+def profile_views(
+    run_dir: Path | None, phase: dict, prev_dir: Path | None, prev_phase: dict | None
+) -> tuple[list[dict], dict | None]:
     """The phase's profiles for the report (each with its link, samples, hottest frames and the
     previous run's graph of the same node and event to compare with) and the dominant monitor of
     its lock graphs."""
@@ -103,6 +112,7 @@ def write_diffs(run_dir: Path, view: dict, prev_dir: Path | None) -> None:
         flamediff.write(
             run_dir / p["href"], p["previous"], out,
             f"{view['label']}, {p.get('node')} {p.get('event')}",
-            f"the previous run's {view['label']}, {p.get('node')} {p.get('event')} ({prev_dir.name if prev_dir else '?'})",
+            f"the previous run's {view['label']}, {p.get('node')} {p.get('event')}"
+            + (f" ({prev_dir.name})" if prev_dir else ""),
         )
         p["diff"] = out.relative_to(run_dir).as_posix()

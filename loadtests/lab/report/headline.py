@@ -38,7 +38,11 @@ def rates(run: dict) -> str:
     if run.get("config", {}).get("rate"):
         return f"{fmt.rate(run['config']['rate'])}/s"
     asked = sorted(
-        {p["result"]["requested_rate"] for p in run.get("phases", []) if is_measured(p) and p.get("result", {}).get("requested_rate")}
+        {
+            p["result"]["requested_rate"]
+            for p in run.get("phases", [])
+            if is_measured(p) and p.get("result", {}).get("requested_rate")
+        }
     )
     if not asked:
         return "full speed"

@@ -16,6 +16,13 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: 
 from . import fmt, timeline  # noqa: E402
 
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+
+
+def colour(i: int) -> str:
+    """The i-th series' colour, the same in every plot of a report."""
+    return COLORS[i % len(COLORS)]
+
+
 SLO_STYLE = {"color": "tab:red", "linestyle": ":", "linewidth": 1.2}
 FAULT_COLOR = "tab:red"
 
@@ -115,7 +122,8 @@ def saturation_curve(points: list[dict], slo_ms: float, best_rate: float | None,
     points: [{rate, achieved, p50, p99, p99_9, ok}]; a step that failed is drawn hollow."""
     fig, (curve, held) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=100, gridspec_kw={"width_ratios": [2, 1]})
     achieved = [p["achieved"] for p in points]
-    for key, label, color in (("p50", "p50", "tab:blue"), ("p99", "p99", "tab:orange"), ("p99_9", "p99.9", "tab:purple")):
+    lines = (("p50", "p50", "tab:blue"), ("p99", "p99", "tab:orange"), ("p99_9", "p99.9", "tab:purple"))
+    for key, label, color in lines:
         ys = [math.nan if p.get(key) is None else p[key] for p in points]
         if all(math.isnan(y) for y in ys):
             continue
@@ -178,7 +186,8 @@ def panels(ts: dict) -> list[str]:
         out.append("cpu")
     if any(r.get("gc_pause_ms") is not None for rows in nodes.values() for r in rows):
         out.append("gc")
-    if any(r.get(k) for rows in nodes.values() for r in rows for k in ("hints_pending", "hints_replayed", "records_repaired")):
+    healing = ("hints_pending", "hints_replayed", "records_repaired")
+    if any(r.get(k) for rows in nodes.values() for r in rows for k in healing):
         out.append("healing")
     if ts.get("events"):
         out.append("events")
@@ -214,33 +223,37 @@ def timeseries_plot(
 
     if "rate" in axes:
         ax = axes["rate"]
-        _intervals(ax, starts, [r / step for r in timeline.values(seconds, "requests")], step, color="tab:blue", label="achieved")
+        rates = [r / step for r in timeline.values(seconds, "requests")]
+        _intervals(ax, starts, rates, step, color="tab:blue", label="achieved")
         if requested_rate:
-            ax.axhline(requested_rate, color="gray", linestyle="--", linewidth=1, label=f"requested {fmt.rate(requested_rate)}/s")
+            label = f"requested {fmt.rate(requested_rate)}/s"
+            ax.axhline(requested_rate, color="gray", linestyle="--", linewidth=1, label=label)
         ax.set_ylabel("requests/s")
         ax.set_ylim(bottom=0)
     if "latency" in axes:
         ax = axes["latency"]
-        for key, label, color in (("max_ms", "max", "tab:gray"), ("p99_ms", "p99", "tab:orange"), ("p50_ms", "p50", "tab:blue")):
+        lines = (("max_ms", "max", "tab:gray"), ("p99_ms", "p99", "tab:orange"), ("p50_ms", "p50", "tab:blue"))
+        for key, label, color in lines:
             _intervals(ax, starts, timeline.values(seconds, key), step, color=color, label=label, linewidth=1.2)
         if slo_ms:
             ax.axhline(slo_ms, label=f"SLO {slo_ms:g} ms", **SLO_STYLE)
         _log_ms(ax, "ms per second (log)")
     if "errors" in axes:
         ax = axes["errors"]
-        ax.bar(mid, [e / step for e in timeline.values(seconds, "errors")], width=step * 0.9, color="tab:red", label="failed")
+        errors = [e / step for e in timeline.values(seconds, "errors")]
+        ax.bar(mid, errors, width=step * 0.9, color="tab:red", label="failed")
         ax.set_ylabel("errors/s")
-        ax.set_ylim(bottom=0, top=max([1.0] + [e / step for e in timeline.values(seconds, "errors") if not math.isnan(e)]) * 1.15)
+        ax.set_ylim(bottom=0, top=max([1.0] + [e for e in errors if not math.isnan(e)]) * 1.15)
     for key, panel, label in (("cpu_cores", "cpu", "CPU, cores"), ("gc_pause_ms", "gc", "GC pause, ms")):
         if panel not in axes:
             continue
         ax = axes[panel]
         for i, (name, rows) in enumerate(sorted(nodes.items())):
-            _intervals(ax, [r["t"] for r in rows], timeline.values(rows, key), step, color=COLORS[i % len(COLORS)], label=name)
+            _intervals(ax, [r["t"] for r in rows], timeline.values(rows, key), step, color=colour(i), label=name)
             down = [r["t"] + step / 2 for r in rows if r.get("up") is False]
             if down and panel == "cpu":
                 ax.plot(
-                    down, [0] * len(down), "x", color=COLORS[i % len(COLORS)], markersize=5,
+                    down, [0] * len(down), "x", color=colour(i), markersize=5,
                     label=f"{name} did not answer",
                 )
         ax.set_ylabel(label)
@@ -249,16 +262,21 @@ def timeseries_plot(
         ax = axes["healing"]
         for i, (name, rows) in enumerate(sorted(nodes.items())):
             _intervals(ax, [r["t"] for r in rows], timeline.values(rows, "hints_pending"), step,
-                       color=COLORS[i % len(COLORS)], label=f"{name} hints pending")
-        for key, label, style in (("hints_replayed", "hints replayed/s, all nodes", "--"), ("records_repaired", "records repaired/s, all nodes", ":")):
+                       color=colour(i), label=f"{name} hints pending")
+        totals_of = (
+            ("hints_replayed", "hints replayed/s, all nodes", "--"),
+            ("records_repaired", "records repaired/s, all nodes", ":"),
+        )
+        for key, label, style in totals_of:
             totals: dict[float, float] = {}
             for rows in nodes.values():
                 for r in rows:
                     if r.get(key) is not None:
                         totals[r["t"]] = totals.get(r["t"], 0.0) + r[key] / step
             if any(totals.values()):
-                ts_ = sorted(totals)
-                _intervals(ax, ts_, [totals[t] for t in ts_], step, color="black", linestyle=style, linewidth=1, label=label)
+                when = sorted(totals)
+                style = {"color": "black", "linestyle": style, "linewidth": 1, "label": label}
+                _intervals(ax, when, [totals[t] for t in when], step, **style)
         ax.set_ylabel("hints")
         ax.set_ylim(bottom=0)
     if "events" in axes:

@@ -70,7 +70,9 @@ def fault_rows(phase: dict) -> list[dict]:
                 "what": describe(f),
                 "node": f.get("node", "?"),
                 "planned": f"second {f.get('at_s', 0):.1f} for {f.get('for_s', 0):.1f} s",
-                "held": f"{w[0]:.1f}–{w[1]:.1f} s" if w else f"did not happen: {f.get('error') or 'the phase ended first'}",
+                "held": f"{w[0]:.1f}–{w[1]:.1f} s"
+                if w
+                else f"did not happen: {f.get('error') or 'the phase ended first'}",
                 "error": f.get("error") or "",
                 "recovery": rec,
                 "errors_during": rec.get("errors_during"),
@@ -105,7 +107,8 @@ def fault_sentence(label: str, f: dict) -> str:
     for key, what in (("rate_recovered_s", "the rate"), ("p99_recovered_s", "p99")):
         if key in rec:
             s = rec[key]
-            back.append(f"{what} {'never recovered within the phase' if s is None else f'was back {s:.1f} s after it ended'}")
+            when = "never recovered within the phase" if s is None else f"was back {s:.1f} s after it ended"
+            back.append(f"{what} {when}")
     if back:
         parts.append(" and ".join(back))
     heal = [

@@ -195,7 +195,7 @@ def phase_view(
         "commands": phase.get("commands", []),
         "requested": requested,
         "achieved": r.get("achieved_rate"),
-        "achieved_share": (r["achieved_rate"] / requested) if requested and r.get("achieved_rate") is not None else None,
+        "achieved_share": r["achieved_rate"] / requested if requested and r.get("achieved_rate") is not None else None,
         "duration_s": r.get("duration_s"),
         "requests": r.get("requests"),
         "dropped": r.get("dropped_iterations"),
@@ -239,14 +239,18 @@ def comparison_rows(run: dict, prev_run: dict) -> list[dict]:
         for name in new_s:
             if name not in old_s:
                 continue
-            pairs = [("achieved req/s", phase["result"].get("achieved_rate"), old["result"].get("achieved_rate"), fmt.rate)]
-            for key in ("p50", "p99", "p99.9", "p100"):
-                pairs.append((f"{key} ms", new_s[name]["percentiles"].get(key), old_s[name]["percentiles"].get(key), fmt.ms))
+            new_p, old_p = new_s[name]["percentiles"], old_s[name]["percentiles"]
+            rates = phase["result"].get("achieved_rate"), old["result"].get("achieved_rate")
+            pairs = [("achieved req/s", *rates, fmt.rate)]
+            pairs += [(f"{key} ms", new_p.get(key), old_p.get(key), fmt.ms) for key in ("p50", "p99", "p99.9", "p100")]
             rows.append(
                 {
                     "phase": phase["label"],
                     "series": name,
-                    "cells": [{"title": t, "this": f(a), "prev": f(b), "ratio": fmt.ratio(a, b)} for t, a, b, f in pairs],
+                    "cells": [
+                        {"title": title, "this": f(a), "prev": f(b), "ratio": fmt.ratio(a, b)}
+                        for title, a, b, f in pairs
+                    ],
                 }
             )
     return rows
