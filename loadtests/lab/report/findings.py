@@ -125,7 +125,7 @@ def sample_findings(views: list[dict]) -> list[str]:
     return [
         f"Flame graphs: {len(few)} of {len(counts)} hold fewer than {fmt.rate(flames.FEW_SAMPLES)} samples "
         f"({', '.join(events)}; the fewest {fmt.rate(least)}, where a frame's share is uncertain by up to "
-        f"{flames.noise(least)} points): read their hottest frames as hints, or profile a longer phase (DURATION)."
+        f"{flames.noise(least)}): read their hottest frames as hints, or profile a longer phase (DURATION)."
     ]
 
 

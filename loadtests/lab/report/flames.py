@@ -31,13 +31,13 @@ def short(name: str) -> str:
     return name.rsplit("/", 1)[-1][:70]
 
 
-def hot_frames(graph: Path, event: str) -> dict | None:
-    """The hottest frames of a CPU or allocation flame graph by self time, names without their
-    Java package; None for other events (wall and lock graphs are mostly threads waiting) or a
-    graph that cannot be read."""
+def hot_frames(graph: Path | list[flamegraph.Frame], event: str) -> dict | None:
+    """The hottest frames of a CPU or allocation flame graph (a file, or its frames) by self time,
+    names without their Java package; None for other events (wall and lock graphs are mostly
+    threads waiting) or a graph that cannot be read."""
     if event not in HOT_EVENTS:
         return None
-    frames = read(graph)
+    frames = read(graph) if isinstance(graph, Path) else graph
     if not frames:
         return None
     total = flamegraph.samples(frames)
@@ -49,7 +49,7 @@ def hot_frames(graph: Path, event: str) -> dict | None:
 def noise(samples: int) -> str:
     """How far a frame's share may move by chance in a graph of this many samples: at most one
     standard error of a share, 0.5/sqrt(n), in points."""
-    return f"±{50 / math.sqrt(samples):.0f}" if samples else "–"
+    return f"±{50 / math.sqrt(samples):.0f} points" if samples else "–"
 
 
 def dominant_monitor(graphs: list[list[flamegraph.Frame]]) -> dict | None:
@@ -92,7 +92,7 @@ def profile_views(
         if frames:
             n = flamegraph.samples(frames)
             view |= {"samples": n, "few": n < FEW_SAMPLES, "noise": noise(n)}
-            view["hot"] = hot_frames(run_dir / href, p.get("event", ""))
+            view["hot"] = hot_frames(frames, p.get("event", ""))
             if p.get("event") == "lock":
                 locks.append(frames)
             old = prev_graphs.get((p.get("node"), p.get("event")))

@@ -19,7 +19,8 @@ from markdown.treeprocessors import Treeprocessor
 from . import fmt
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
-EXTENSIONS = ["tables", "fenced_code", "attr_list", "md_in_html", "sane_lists"]
+# Tables, code blocks, and Markdown inside the verdict's div.
+EXTENSIONS = ["tables", "fenced_code", "md_in_html", "sane_lists"]
 
 
 def _jinja(autoescape: bool) -> jinja2.Environment:

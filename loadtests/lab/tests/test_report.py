@@ -332,7 +332,7 @@ class FlameGraphReportTest(ReportCase):
         d = self.with_graphs("20260102-000000-lab", test_lab.FlameGraphTest.PAGE, LOCK_PAGE)
         md, _ = self.generate(d)
         put = md.split("### put")[1].split("### get")[0]
-        self.assertIn("- n0 cpu (4 s from second 1, 10 samples, ±16): [phases/01-put/profiles/n0-cpu.html]", put)
+        self.assertIn("- n0 cpu (4 s from second 1, 10 samples, ±16 points): [phases/01-put/profiles/n0-cpu.html]", put)
         self.assertIn("[differential against the previous run](phases/01-put/profiles/n0-cpu-diff.html)", put)
         self.assertIn(
             "Lock profiles: the dominant monitor is `java.lang.Object`, taken in `B.lock`: 70% of 10 lock samples over 1 graph.",
