@@ -31,7 +31,9 @@ def write_plots(run: dict, phase_views: list[dict], prev_phases: dict, plots_dir
     shown = [spectra[v["label"]] for v in phase_views if not v["warmup"]]
     ylim = plots.latency_range([plots.spectrum_xy(s, n)[1] for series in shown for _, s, n, _ in series], slo)
     overview = []
-    for i, (phase, view) in enumerate(zip(run["phases"], phase_views)):
+    # The steps of a search have their curve; beside fixed-rate phases they would crowd the overview.
+    fixed = any(v["measured"] and not v["step"] for v in phase_views)
+    for phase, view in zip(run["phases"], phase_views):
         stem = phase["dir"].split("/")[-1]
         # A warm-up measures the JIT, not the store: its table is enough.
         view["plot"] = None if view["warmup"] else f"spectrum-{stem}.png"
@@ -39,9 +41,9 @@ def write_plots(run: dict, phase_views: list[dict], prev_phases: dict, plots_dir
             (plots_dir / view["plot"]).write_bytes(
                 plots.spectrum_plot(f"{phase['label']}: percentile spectrum", spectra[phase["label"]], slo, ylim)
             )
-        if view["measured"] and spectra[phase["label"]]:
+        if view["measured"] and spectra[phase["label"]] and not (fixed and view["step"]):
             _, spectrum, requests, _ = spectra[phase["label"]][0]
-            overview.append((phase["label"], spectrum, requests, {"color": plots.colour(i), "linewidth": 1.4}))
+            overview.append((phase["label"], spectrum, requests, {"color": plots.colour(len(overview)), "linewidth": 1.4}))
         view["timeseries_plot"], view["timeseries_panels"] = None, []
         ts = view["timeseries"]
         if ts and plots.panels(ts):
