@@ -210,6 +210,7 @@ class TimeSeriesTest(ReportCase):
         def wire(doc):
             three_nodes(doc)
             doc["phases"][1]["timeseries"] = "phases/01-get/timeseries.json"
+            doc["phases"][1]["hgrm"] = "phases/01-get/latency.hgrm"
             if faults:
                 doc["phases"][1]["faults"] = faults
 
@@ -221,8 +222,12 @@ class TimeSeriesTest(ReportCase):
         unhappened = {"kind": "pause", "node": "n1", "at_s": 28.0, "for_s": 5.0, "began_at_s": None,
                       "ended_at_s": None, "error": "the phase ended first", "what": "node n1 paused"}
         d, doc = self.run_with_series(series, [self.FAULT, unhappened])
+        (d / "phases" / "01-get" / "latency.hgrm").write_text("       Value     Percentile TotalCount 1/(1-Percentile)\n")
         md, page = self.generate(d)
         get = md.split("### get")[1]
+        self.assertIn("HdrHistogram's percentile-distribution format (ms)", get)
+        self.assertIn("[phases/01-get/latency.hgrm](phases/01-get/latency.hgrm)", get)
+        self.assertIn('<a href="phases/01-get/latency.hgrm">', page)
         self.assertIn(
             "Second by second, faults shaded, the hints the nodes kept for the writes a peer missed and their replay, "
             "the nodes' RocksDB flushes and compactions marked",
@@ -264,6 +269,7 @@ class TimeSeriesTest(ReportCase):
         d, doc = self.run_with_series(None)
         md, _ = self.generate(d)
         self.assertNotIn("time series", md)
+        self.assertNotIn("latency.hgrm", md, "no link to an .hgrm file that is not there")
         self.assertEqual([], check.figure_problems(d, doc, md))
 
 
