@@ -266,8 +266,14 @@ class TimeSeriesTest(ReportCase):
         self.assertTrue((d / "plots" / "timeseries-01-get.png").is_file())
 
     def test_a_phase_without_its_time_series_file_is_shown_without_it(self):
-        d, doc = self.run_with_series(None)
+        # A fault the run measured no recovery of (the outage phase's) is listed with its schedule only.
+        d, doc = self.run_with_series(None, [{k: v for k, v in self.FAULT.items() if k != "recovery"}])
         md, _ = self.generate(d)
+        self.assertIn(
+            "| fault | planned | held |\n| --- | --- | --- |\n"
+            "| node n2 (pid 125) paused (SIGSTOP, then SIGCONT) | second 10.0 for 10.0 s | 10.2–20.2 s |\n",
+            md,
+        )
         self.assertNotIn("time series", md)
         self.assertNotIn("latency.hgrm", md, "no link to an .hgrm file that is not there")
         self.assertEqual([], check.figure_problems(d, doc, md))
