@@ -79,13 +79,16 @@ def _worst(latency: dict | None, key: str) -> float | None:
 
 
 def sustained(sat: dict) -> dict:
-    """The search's answer: the highest rate that met every condition, its step, and the first
-    step that did not (what broke)."""
-    steps = sat.get("steps", [])
+    """The search's answer: the highest rate that met every condition, its step, and why the
+    search stopped."""
     best_rate = sat.get("max_sustainable_rate")
-    best = next((s for s in steps if s["rate"] == best_rate), None)
-    broke = next((s for s in steps if not s.get("ok")), None)
-    return {"rate": best_rate, "step": best, "broke": broke, "stop_reason": sat.get("stop_reason", "")}
+    best = next((s for s in sat.get("steps", []) if s["rate"] == best_rate), None)
+    return {
+        "rate": best_rate,
+        "step": best,
+        "scenario": sat.get("scenario", "?"),
+        "stop_reason": sat.get("stop_reason", ""),
+    }
 
 
 def verdict(run: dict, phase_views: list[dict]) -> dict:
@@ -114,7 +117,5 @@ def verdict(run: dict, phase_views: list[dict]) -> dict:
         "slo": slo,
         "rows": rows,
         "uncorrected": any(v["uncorrected"] for v in phase_views if v["measured"]),
-        "saturation": sustained(sat) | {"scenario": sat.get("scenario", "?"), "slo": sat.get("slo_p99_ms", slo)}
-        if sat and sat.get("steps")
-        else None,
+        "saturation": sustained(sat) if sat and sat.get("steps") else None,
     }
