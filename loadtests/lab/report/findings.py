@@ -27,7 +27,9 @@ def phase_sentence(v: dict, slo) -> str:
     if v["nodes"]:
         cores = sum((n["cores"] or 0) for n in v["nodes"])
         text += f"; the nodes used {cores:.2f} cores, the load generator {fmt.num(v['loadgen'].get('cores'))}"
-    if v["pauses"]:
+    if v["pauses"] and not any(p["safepoints"] for p in v["pauses"]):
+        text += "; no node's JVM stopped for a safepoint"
+    elif v["pauses"]:
         most = max(v["pauses"], key=lambda p: p["stopped_share"])
         text += (
             f"; of the nodes' JVMs, {most['label']} stood still longest, "

@@ -123,10 +123,17 @@ class HeadlineTest(ReportCase):
 
     def test_a_missed_slo_stands_out_and_given_replicas_are_named(self):
         d = write_run(self.root, "20260101-000000-lab", 2.0)
-        edit(d, lambda doc: (three_nodes(doc), doc["config"].update(replicas="3/3")))
+
+        def calm(doc):
+            three_nodes(doc)
+            doc["config"]["replicas"] = "3/3"
+            doc["phases"][0]["cpu"]["jvm_pauses"]["123"] |= {"safepoints": 0, "stopped_s": 0.0, "stopped_share": 0.0}
+
+        edit(d, calm)
         md, _ = self.generate(d)
         self.assertTrue(md.startswith("# kvlab: 3 nodes, replicas 3/3, k6 at 500/s\n"))
         self.assertIn("| put | 995 of 1 000/s (99.5%) | 20.5 ms | **missed** | 0.10% |", md)
+        self.assertIn("the load generator 0.30; no node's JVM stopped for a safepoint.\n", md)
 
     def test_wrk_figures_are_marked_from_the_send_and_tool_remarks_are_notes_not_findings(self):
         d = write_run(self.root, "20260101-000000-wrk", 0.4)
