@@ -2,12 +2,15 @@
 
     python -m lab check RUN_DIR
 
-A report has: the command that started it and the exact load and profiler commands; the
-environment; findings and a conclusion section; per measured phase the requested and achieved
+A report has: a title that names the configuration (nodes, replicas, tool, rate) and, under it,
+a verdict box with a row per measured fixed-rate phase and, when a saturation search ran, the
+highest rate it sustained; the command that started it and the exact load and profiler commands;
+the environment; findings and a conclusion section; per measured phase the requested and achieved
 rate, a percentile table from 50 % to 100 %, a percentile-spectrum plot and flame graphs that were
-really written; when the nodes' healing counters were read, a healing table with a row per phase,
-and for an outage phase hints written and replayed and a cluster that healed; a comparison
-section; and a self-contained report.html with the plots embedded.
+really written; a time-series figure for every phase that recorded a time series; the saturation
+curve when a search ran; when the nodes' healing counters were read, a healing table with a row per
+phase, and for an outage phase hints written and replayed and a cluster that healed; a comparison
+section; and a self-contained report.html, the Markdown rendered, with the plots embedded.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import json
 import re
 from pathlib import Path
 
+from .report import runs, timeline, views
 from .results import is_measured
 
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
@@ -72,12 +76,71 @@ def problems(run_dir: Path) -> list[str]:
         if not path.is_file() or path.stat().st_size < 1000 or "<html" not in path.read_text(errors="replace")[:2000].lower():
             found.append(f"flame graph {graph} is missing or not an HTML flame graph")
 
+    found.extend(headline_problems(run, md, html))
+    found.extend(figure_problems(run_dir, run, md))
     found.extend(healing_problems(run, md))
 
     if re.search(r"<(img|script|link)[^>]+(src|href)=\"https?://", html):
         found.append("report.html loads something from the network: it is not self-contained")
     if "data:image/png;base64," not in html:
         found.append("report.html embeds no plot")
+    if re.search(r"\bsrc=\"plots/", html):
+        found.append("report.html links a plot instead of embedding it")
+    text = re.sub(r"<(pre|code)>.*?</\1>", "", html, flags=re.S)
+    if "| --- |" in text or re.search(r"\*\*[^*<>\n]+\*\*", text):
+        found.append("report.html shows Markdown unrendered (a table or **bold** as text)")
+    return found
+
+
+TITLE = re.compile(
+    r"\A# kvlab(?: on Kubernetes)?: (\d+) (?:node|pod)s?, replicas (\d+/\d+), "
+    r"((?:k6|wrk2?)(?: and (?:k6|wrk2?))*)(?: at (.+)/s|, (.+) \(saturation search\))\n"
+)
+
+
+def headline_problems(run: dict, md: str, html: str) -> list[str]:
+    """The title names the configuration; the verdict box opens the report with a row per measured
+    fixed-rate phase, and the highest sustained rate when a search ran."""
+    if run.get("kind") == "hotpath":
+        named = md.startswith("# kvlab hot path: ")
+        return [] if named else ["report.md's title does not name the hot-path configuration"]
+    found = []
+    title = TITLE.match(md)
+    if not title:
+        found.append("report.md's title does not name the configuration (nodes, replicas, tool, rate)")
+    else:
+        if int(title.group(1)) != runs.node_count(run):
+            found.append(f"the title says {title.group(1)} nodes, the run had {runs.node_count(run)}")
+        if title.group(2) != runs.replicas(run):
+            found.append(f"the title says replicas {title.group(2)}, the run used {runs.replicas(run)}")
+    box = re.search(r'<div class="verdict" markdown="1">\n(.*?)\n</div>', md, re.S)
+    if not box or md.find("## ") < box.start():
+        return found + ["report.md does not open with a verdict box"]
+    for phase in run.get("phases", []):
+        if is_measured(phase) and not views.is_step(run, phase) and f"\n| {phase['label']}" not in box.group(1):
+            found.append(f"the verdict box has no row for phase {phase['label']}")
+    sat = run.get("saturation")
+    answer = re.search(r"Highest rate sustained within the SLO|No rate tried was sustained", box.group(1))
+    if sat and sat.get("steps") and not answer:
+        found.append("the verdict box does not say the highest rate the saturation search sustained")
+    if '<div class="verdict">' not in html:
+        found.append("report.html has no verdict box")
+    return found
+
+
+def figure_problems(run_dir: Path, run: dict, md: str) -> list[str]:
+    """A time-series figure for every phase with a time series; the saturation curve for a search."""
+    found = []
+    for phase in run.get("phases", []):
+        if not timeline.load(run_dir, phase):
+            continue
+        plot = f"plots/timeseries-{phase['dir'].split('/')[-1]}.png"
+        if f"]({plot})" not in md or not (run_dir / plot).is_file():
+            found.append(f"phase {phase['label']} has a time series but no time-series figure")
+    sat = run.get("saturation")
+    curve = "](plots/saturation.png)" in md and (run_dir / "plots/saturation.png").is_file()
+    if sat and sat.get("steps") and not curve:
+        found.append("a saturation search ran but the report has no saturation curve")
     return found
 
 

@@ -1,5 +1,6 @@
-"""Reads an async-profiler HTML flame graph back into frames, for the report's list of the
-hottest frames of a phase: what a reader would look for first in the graph, without opening it.
+"""Reads an async-profiler HTML flame graph back into frames, for what the report says about a
+graph without opening it: how many samples it holds, its hottest frames, a lock graph's dominant
+monitor, and the stacks a differential graph compares.
 
 The HTML (async-profiler 3.x and 4.x) holds the frame names in `const cpool = [...]`, each name
 sharing a prefix with the one before it (the first character says how long, offset by 32), and
@@ -9,9 +10,8 @@ frame before, n(key, width, ...) for its next sibling. key >>> 3 is the name's i
 from __future__ import annotations
 
 import ast
-import bisect
 import re
-from collections import Counter, defaultdict
+from collections import Counter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -50,29 +50,57 @@ def frames(html: str) -> list[Frame]:
     return out
 
 
+def samples(graph: list[Frame]) -> int:
+    """What the graph holds: the root's width, every sample (or lock event, or allocation) in it."""
+    return graph[0].width
+
+
+def stacks(graph: list[Frame]) -> dict[tuple[str, ...], int]:
+    """Samples per stack, root first, each counting everything under it. async-profiler writes the
+    frames depth first, so the frames before one at a lower level are its callers."""
+    out: dict[tuple[str, ...], int] = {}
+    path: list[str] = []
+    for f in graph:
+        del path[f.level :]
+        path.append(f.name)
+        key = tuple(path)
+        out[key] = out.get(key, 0) + f.width
+    return out
+
+
+def self_stacks(graph: list[Frame]) -> Counter:
+    """Samples per stack spent in its last frame itself, not in what it called."""
+    total = stacks(graph)
+    inner: Counter = Counter()
+    for path, width in total.items():
+        if len(path) > 1:
+            inner[path[:-1]] += width
+    return Counter({path: width - inner[path] for path, width in total.items() if width > inner[path]})
+
+
 def self_time(graph: list[Frame]) -> Counter:
     """Samples per frame name spent in the frame itself, not in what it called."""
-    by_level: dict[int, list[Frame]] = defaultdict(list)
-    for f in graph:
-        by_level[f.level].append(f)
     spent: Counter = Counter()
-    for level, here in by_level.items():
-        children = sorted(by_level.get(level + 1, []), key=lambda f: f.left)
-        starts = [c.left for c in children]
-        for f in here:
-            i = bisect.bisect_left(starts, f.left)
-            inner = 0
-            while i < len(children) and children[i].left < f.left + f.width:
-                inner += children[i].width
-                i += 1
-            if f.level > 0:  # the root ("all") only adds up its children
-                spent[f.name] += f.width - inner
+    for path, width in self_stacks(graph).items():
+        if len(path) > 1:  # the root ("all") only adds up its children
+            spent[path[-1]] += width
     return spent
 
 
 def hottest(path: Path, count: int = 6) -> dict:
     """The frames with the most self time in a flame graph: {samples, frames: [(name, share)]}."""
     graph = frames(Path(path).read_text(errors="replace"))
-    total = graph[0].width
+    total = samples(graph)
     top = self_time(graph).most_common(count)
     return {"samples": total, "frames": [(name, width / total) for name, width in top if total]}
+
+
+def monitors(graph: list[Frame]) -> Counter:
+    """A lock graph's contended monitors: samples per (lock class, the frame that took it). Every
+    stack of a lock profile ends in the class of the lock it waited for, so the self time is
+    all there."""
+    out: Counter = Counter()
+    for path, width in self_stacks(graph).items():
+        if len(path) > 1:
+            out[(path[-1], path[-2] if len(path) > 2 else "")] += width
+    return out

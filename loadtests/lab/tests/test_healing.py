@@ -354,7 +354,7 @@ class HealingReportTest(unittest.TestCase):
             self.assertIn("| n0 | 412 | 412 | 0 | 0 |", md)
             self.assertIn("outage: node n2 (pid 4242) paused", md.split("## Conclusion")[0], "a finding")
             self.assertIn("<h2>Healing</h2>", page)
-            self.assertIn("<td>outage</td><td class=\"n\">412</td>", page)
+            self.assertIn('<td>outage</td>\n<td style="text-align: right;">412</td>', page)
             self.assertEqual([], check.healing_problems(json.loads((d / "run.json").read_text()), md))
 
     def test_a_run_without_an_outage_says_no_phase_needed_healing(self):

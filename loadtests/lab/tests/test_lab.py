@@ -15,6 +15,7 @@ from pathlib import Path
 
 from lab import envinfo, flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runner, tools
 from lab.__main__ import _duration, main
+from lab.report import flames
 
 
 def spectrum(scale: float) -> list[list[float]]:
@@ -197,13 +198,13 @@ class ReportTest(unittest.TestCase):
                 "(its GC pauses 3.5 ms on average)",
                 "## Comparison with the previous report",
                 "20260101-000000-test",
-                "+100.0%",
+                "| put | all | 995 / 995 (×1.00) | 2.08 / 1.04 (×2.00) | 20.5 / 10.2 (×2.00) |",
             ):
                 self.assertIn(part, md)
             self.assertIn("data:image/png;base64,", page)
             self.assertIn('href="phases/01-put/profiles/n0-cpu.html"', page)
             self.assertIn("<p>Second paragraph.</p>", page)
-            self.assertIn("<tr><td>event loops (HTTP, peers)</td><td class=\"n\">0.40</td>", page)
+            self.assertIn('<td>event loops (HTTP, peers)</td>\n<td style="text-align: right;">0.40</td>', page)
             self.assertTrue((this / "plots" / "spectrum-01-put.png").read_bytes().startswith(b"\x89PNG"))
 
     def test_saturation_section(self):
@@ -542,12 +543,12 @@ f(16,1,8,2)
         with tempfile.TemporaryDirectory() as tmp:
             page = Path(tmp) / "n0-cpu.html"
             page.write_text(self.PAGE)
-            hot = report.hot_frames(page, "cpu")
+            hot = flames.hot_frames(page, "cpu")
             self.assertEqual(hot["samples"], 10)
             self.assertEqual(hot["frames"], [("B.c", 0.7), ("B.run", 0.3)])
-            self.assertIsNone(report.hot_frames(page, "wall"))
+            self.assertIsNone(flames.hot_frames(page, "wall"))
             page.write_text("<html>not a flame graph</html>")
-            self.assertIsNone(report.hot_frames(page, "cpu"))
+            self.assertIsNone(flames.hot_frames(page, "cpu"))
 
 
 def write_cost_run(root: Path, name: str, nodes: int, *, search: tuple[str, int | None] | None = None,
