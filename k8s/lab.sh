@@ -3,7 +3,7 @@
 #   k8s/lab.sh [python -m lab run|saturate options, without --targets]
 # The release must be installed with the profiler sidecar and the load generator images must be
 # in the cluster: make does both first (make k8s-up, make lab-k8s-images). This runs the lab's
-# Kubernetes executor (loadtests/lab/k8s.py) against the release's client Service: each phase a
+# Kubernetes executor (loadtests/lab/k8s/) against the release's client Service: each phase a
 # Job in the release's namespace, k6 over K6_PODS pods with execution segments, wrk in one pod,
 # every kvlab pod profiled through its sidecar; the report lands in reports/ as a local run's does.
 # The release stays installed; LAB_UNINSTALL=1 uninstalls it afterwards and deletes its data claims.

@@ -4,6 +4,7 @@ pods, and the report of a run in Kubernetes. Run: make lab-selftest."""
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -12,7 +13,9 @@ import time
 import unittest
 from pathlib import Path
 
-from lab import k8s, profiling, report, runner
+from lab import healing, profiling, report, runner
+from lab.k8s import executor, facts, kubectl, manifests, outputs
+from lab.tests.test_healing import PAGE
 from lab.tests.test_lab import latency, write_run
 
 PERCENTILES = [0.0, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 0.9999, 0.99999, 1.0]
@@ -79,27 +82,27 @@ def k6_part(requests: int, lat: dict, rate: int | None = 200, dropped: int = 0, 
 
 class SegmentsTest(unittest.TestCase):
     def test_sequences_split_the_test_in_equal_reduced_fractions(self):
-        self.assertEqual(k8s.segment_sequence(1), ["0", "1"])
-        self.assertEqual(k8s.segment_sequence(2), ["0", "1/2", "1"])
-        self.assertEqual(k8s.segment_sequence(4), ["0", "1/4", "1/2", "3/4", "1"])
-        self.assertEqual(k8s.segments(3), ["0:1/3", "1/3:2/3", "2/3:1"])
+        self.assertEqual(manifests.segment_sequence(1), ["0", "1"])
+        self.assertEqual(manifests.segment_sequence(2), ["0", "1/2", "1"])
+        self.assertEqual(manifests.segment_sequence(4), ["0", "1/4", "1/2", "3/4", "1"])
+        self.assertEqual(manifests.segments(3), ["0:1/3", "1/3:2/3", "2/3:1"])
         with self.assertRaises(ValueError):
-            k8s.segment_sequence(0)
+            manifests.segment_sequence(0)
 
 
 class ManifestTest(unittest.TestCase):
     def test_resources(self):
         self.assertEqual(
-            k8s.parse_resources("requests.cpu=200m, requests.memory=128Mi,limits.memory=1Gi"),
+            manifests.parse_resources("requests.cpu=200m, requests.memory=128Mi,limits.memory=1Gi"),
             {"requests": {"cpu": "200m", "memory": "128Mi"}, "limits": {"memory": "1Gi"}},
         )
         for bad in ("cpu=1", "requests.cpu", "wishes.cpu=1", "requests.=1"):
             with self.assertRaises(SystemExit):
-                k8s.parse_resources(bad)
+                manifests.parse_resources(bad)
 
     def test_job_is_indexed_bounded_labelled_and_locked_down(self):
-        labels = k8s.labels("kvlab", "abc123", "loadgen", "1.8.1")
-        job = k8s.job_manifest(
+        labels = manifests.labels("kvlab", "abc123", "loadgen", "1.8.1")
+        job = manifests.job_manifest(
             "kvlab-lab-abc123-02-put",
             "ns",
             labels,
@@ -118,8 +121,8 @@ class ManifestTest(unittest.TestCase):
         self.assertEqual((spec["completionMode"], spec["completions"], spec["parallelism"]), ("Indexed", 3, 3))
         self.assertEqual((spec["backoffLimit"], spec["activeDeadlineSeconds"]), (0, 300))
         self.assertEqual(job["metadata"]["labels"]["app.kubernetes.io/name"], "kvlab-lab")
-        self.assertEqual(job["metadata"]["labels"][k8s.RUN_LABEL], "abc123")
-        self.assertTrue(all(k.startswith("app.kubernetes.io/") or k == k8s.RUN_LABEL for k in labels))
+        self.assertEqual(job["metadata"]["labels"][manifests.RUN_LABEL], "abc123")
+        self.assertTrue(all(k.startswith("app.kubernetes.io/") or k == manifests.RUN_LABEL for k in labels))
         pod = spec["template"]["spec"]
         self.assertEqual(pod["restartPolicy"], "Never")
         self.assertFalse(pod["automountServiceAccountToken"])
@@ -132,13 +135,13 @@ class ManifestTest(unittest.TestCase):
         self.assertEqual(c["imagePullPolicy"], "IfNotPresent")
 
     def test_job_names_fit_a_label(self):
-        name = k8s.job_name("a-release-with-a-very-long-name-indeed-" * 3, "abc123", 12, "get@1500")
+        name = manifests.job_name("a-release-with-a-very-long-name-indeed-" * 3, "abc123", 12, "get@1500")
         self.assertLessEqual(len(name), 63)
         self.assertTrue(name.endswith("-lab-abc123-12-get-1500"))
-        self.assertEqual(k8s.job_name("kvlab", "abc123", 5, "get@wrk"), "kvlab-lab-abc123-05-get-wrk")
+        self.assertEqual(manifests.job_name("kvlab", "abc123", 5, "get@wrk"), "kvlab-lab-abc123-05-get-wrk")
 
     def test_configmap_holds_the_scripts_at_their_paths(self):
-        cm, items = k8s.scripts_configmap("cm", "ns", {"a": "b"})
+        cm, items = manifests.scripts_configmap("cm", "ns", {"a": "b"})
         paths = {i["path"]: i["key"] for i in items}
         for path in ("job.sh", "k6/put.js", "k6/lib/kvlab.js", "wrk2/get.lua", "wrk2/kvlab.lua"):
             self.assertIn(path, paths)
@@ -173,7 +176,7 @@ class JobScriptTest(unittest.TestCase):
             "START_TIMEOUT": "1",
         }
         return subprocess.run(
-            ["bash", str(k8s.JOB_SH), "k6", "run", "--no-color", "/scripts/k6/get.js"],
+            ["bash", str(manifests.JOB_SH), "k6", "run", "--no-color", "/scripts/k6/get.js"],
             env=env,
             capture_output=True,
             text=True,
@@ -191,7 +194,7 @@ class JobScriptTest(unittest.TestCase):
                 "run --execution-segment 1/3:2/3 --execution-segment-sequence 0,1/3,2/3,1 --no-color "
                 "/scripts/k6/get.js".split(),
             )
-            out = k8s.parse_job_log(p.stdout, 1)
+            out = outputs.parse_job_log(p.stdout, 1)
             self.assertEqual(out.version, "k6 v0.0.0 (test)")
             self.assertEqual(out.segment, "1/3:2/3")
             self.assertEqual(out.exit_code, 99)
@@ -205,7 +208,7 @@ class JobScriptTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             p = self.run_job(Path(tmp), signal=False)
             self.assertEqual(p.returncode, 3)
-            self.assertIn("no start signal", k8s.parse_job_log(p.stdout, 1).error)
+            self.assertIn("no start signal", outputs.parse_job_log(p.stdout, 1).error)
 
     def test_an_index_past_the_sequence_is_an_error(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -220,7 +223,7 @@ class ParsingTest(unittest.TestCase):
             "KVLAB-JOB version wrk debian/4.1.0\nKVLAB-JOB ready\nKVLAB-JOB start 100\nRunning 15s test\n"
             "KVLAB-JOB end 200\nKVLAB-JOB exit 0\nKVLAB-JOB times 0m0.004s 0m0.001s 1m2.500s 0m0.500s \n"
         )
-        out = k8s.parse_job_log(log, 0)
+        out = outputs.parse_job_log(log, 0)
         self.assertEqual((out.version, out.start_ns, out.end_ns, out.exit_code), ("wrk debian/4.1.0", 100, 200, 0))
         self.assertAlmostEqual(out.cpu_s, 63.0)
         self.assertIsNone(out.summary)
@@ -230,18 +233,18 @@ class ParsingTest(unittest.TestCase):
             "metadata": {"name": "p0"},
             "status": {"conditions": [{"type": "PodScheduled", "status": "False", "message": "Insufficient cpu"}]},
         }
-        self.assertEqual(k8s._why_waiting(pending), "p0 not scheduled: Insufficient cpu")
+        self.assertEqual(kubectl.why_waiting(pending), "p0 not scheduled: Insufficient cpu")
         creating = {
             "metadata": {"name": "p1"},
             "status": {"containerStatuses": [{"state": {"waiting": {"reason": "ContainerCreating"}}}]},
         }
-        self.assertEqual(k8s._why_waiting(creating), "")
+        self.assertEqual(kubectl.why_waiting(creating), "")
 
     def test_cgroup_cpu(self):
-        self.assertAlmostEqual(k8s.container_cpu_seconds("usage_usec 2500000\nuser_usec 1\n"), 2.5)
-        self.assertAlmostEqual(k8s.container_cpu_seconds("1500000000\n"), 1.5)
+        self.assertAlmostEqual(outputs.container_cpu_seconds("usage_usec 2500000\nuser_usec 1\n"), 2.5)
+        self.assertAlmostEqual(outputs.container_cpu_seconds("1500000000\n"), 1.5)
         with self.assertRaises(ValueError):
-            k8s.container_cpu_seconds("cat: no such file")
+            outputs.container_cpu_seconds("cat: no such file")
 
     def test_phases_may_name_their_tool(self):
         self.assertEqual(runner.phase_spec("get"), ("get", None))
@@ -265,7 +268,7 @@ class ParsingTest(unittest.TestCase):
 class MergeTest(unittest.TestCase):
     def test_k6_results_of_the_pods_add_up(self):
         parts = [k6_part(1000, uniform_latency(1, 3), dropped=2), k6_part(3000, uniform_latency(1, 30), ok=True)]
-        r = k8s.merge_k6(parts)
+        r = outputs.merge_k6(parts)
         self.assertEqual(r["requested_rate"], 200)  # every pod knows the whole rate; it sends its segment
         self.assertEqual(r["requests"], 4000)
         self.assertAlmostEqual(r["achieved_rate"], 400)
@@ -281,17 +284,17 @@ class MergeTest(unittest.TestCase):
     def test_fill_of_several_pods(self):
         a, b = k6_part(500, uniform_latency(1, 2), rate=None), k6_part(500, uniform_latency(1, 2), rate=None)
         b["duration_s"] = 8
-        r = k8s.merge_k6([a, b])
+        r = outputs.merge_k6([a, b])
         self.assertIsNone(r["requested_rate"])
         self.assertEqual(r["duration_s"], 8)
         self.assertAlmostEqual(r["achieved_rate"], 1000 / 8)
 
     def test_pods_table(self):
         outs = [
-            k8s.PodOutput(0, pod="p0", start_ns=1_000_000_000, cpu_s=2.0, exit_code=0),
-            k8s.PodOutput(1, pod="p1", start_ns=1_004_000_000, cpu_s=1.0, exit_code=99),
+            outputs.PodOutput(0, pod="p0", start_ns=1_000_000_000, cpu_s=2.0, exit_code=0),
+            outputs.PodOutput(1, pod="p1", start_ns=1_004_000_000, cpu_s=1.0, exit_code=99),
         ]
-        rows = k8s.pods_table(outs, [k6_part(10, uniform_latency(1, 3)), None], 10.0)
+        rows = outputs.pods_table(outs, [k6_part(10, uniform_latency(1, 3)), None], 10.0)
         self.assertEqual([r["start_ms"] for r in rows], [0.0, 4.0])
         self.assertEqual([r["cores"] for r in rows], [0.2, 0.1])
         self.assertEqual(rows[0]["requests"], 10)
@@ -302,11 +305,11 @@ class PodProfilingTest(unittest.TestCase):
     def test_runs_profile_pod_sh_and_keeps_its_graph_under_the_usual_name(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
-            prof = k8s.PodProfiling([profiling.Node("kvlab-1", 0, "")], [], out, namespace="ns", kubectl="kubectl")
+            prof = executor.PodProfiling([profiling.Node("kvlab-1", 0, "")], [], out, namespace="ns", kubectl="kubectl")
             path = out / "kvlab-1-cpu.html"
             argv, _ = prof.command(prof.nodes[0], "cpu", 4.0, path)
             self.assertEqual(argv[:3], ["env", "K8S_NAMESPACE=ns", "KUBECTL=kubectl"])
-            self.assertEqual(argv[3:7], [str(k8s.PROFILE_POD_SH), "kvlab-1", "cpu", "4.0"])
+            self.assertEqual(argv[3:7], [str(executor.PROFILE_POD_SH), "kvlab-1", "cpu", "4.0"])
             folder = Path(argv[7])
             folder.mkdir()
             (folder / "kvlab-1-cpu-20260101-000000.html").write_text("<html>graph</html>")
@@ -314,6 +317,118 @@ class PodProfilingTest(unittest.TestCase):
             self.assertEqual(path.read_text(), "<html>graph</html>")
             self.assertFalse(folder.exists())
             self.assertFalse(prof.collected(prof.nodes[0], out / "kvlab-1-alloc.html", 1))
+
+
+class HealSampleTest(unittest.TestCase):
+    def test_reads_each_pods_counters_through_kubectl_exec(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = Path(tmp) / "kubectl"
+            page = Path(tmp) / "page"
+            page.write_text(PAGE)
+            fake.write_text(
+                "#!/bin/sh\n"
+                f'echo "$*" >> {tmp}/calls\n'
+                'case "$*" in *kvlab-1*) echo "no such pod" >&2; exit 1 ;; esac\n'
+                f"cat {page}\n"
+            )
+            fake.chmod(0o755)
+            ex = executor.K8sExecutor.__new__(executor.K8sExecutor)
+            ex.kubectl = kubectl.Kubectl(str(fake), "ns")
+            ex.nodes = [profiling.Node("kvlab-0", 0, ""), profiling.Node("kvlab-1", 0, "")]
+            got = ex.heal_sample()
+            self.assertEqual(healing.parse(PAGE), got["kvlab-0"])
+            self.assertIn("no such pod", got["kvlab-1"])
+            calls = (Path(tmp) / "calls").read_text()
+            self.assertIn("--namespace ns exec kvlab-0 -c kvlab -- sh -c curl -fsS -m 5", calls)
+            self.assertIn("${MANAGEMENT_SERVER_PORT:-9080}/actuator/prometheus", calls)
+
+
+class FactsTest(unittest.TestCase):
+    def test_a_pod_and_its_jvm_for_the_report(self):
+        pod = {
+            "metadata": {"name": "kvlab-1"},
+            "spec": {
+                "nodeName": "vm",
+                "containers": [
+                    {
+                        "name": "kvlab",
+                        "image": "kvlab/service:0.1.0",
+                        "env": [{"name": "JAVA_OPTS", "value": "-XX:MaxRAMPercentage=50"}],
+                        "resources": {"limits": {"memory": "1Gi"}},
+                    },
+                    {"name": "profiler", "image": "kvlab/profiler:0.1.0"},
+                ],
+            },
+            "status": {
+                "containerStatuses": [
+                    {"name": "kvlab", "imageID": "sha256:abc", "restartCount": 2},
+                    {"name": "profiler", "imageID": "sha256:def", "restartCount": 1},
+                ]
+            },
+        }
+        pod_, jvm = facts.pod_facts(pod, "openjdk 25\nOpenJDK Runtime")
+        self.assertEqual((pod_["node"], pod_["restarts"]), ("vm", 3))
+        self.assertEqual(
+            pod_["containers"][0],
+            {
+                "name": "kvlab",
+                "image": "kvlab/service:0.1.0",
+                "image_id": "sha256:abc",
+                "resources": "limits memory 1Gi",
+            },
+        )
+        self.assertEqual(pod_["containers"][1]["resources"], "none set")
+        self.assertEqual(jvm["version"], "openjdk 25; OpenJDK Runtime")
+        self.assertEqual(jvm["command_line"], "(the image's entrypoint); JAVA_OPTS=-XX:MaxRAMPercentage=50")
+
+    def test_the_loopback_is_this_machine_and_a_documentation_address_is_not(self):
+        self.assertTrue(facts.is_local_address("127.0.0.1"))
+        self.assertFalse(facts.is_local_address("192.0.2.1"))
+
+
+class ImportsTest(unittest.TestCase):
+    def test_the_k8s_package_is_in_no_import_cycle(self):
+        """Every import between the lab's modules (also those inside functions) as an edge: no
+        cycle may pass through lab.k8s, and only the CLI reaches into it from outside."""
+        root = Path(__file__).resolve().parents[1]
+        graph: dict[str, set[str]] = {}
+        for path in root.rglob("*.py"):
+            if "tests" in path.relative_to(root).parts:
+                continue
+            parts = ["lab", *path.relative_to(root).with_suffix("").parts]
+            is_package = parts[-1] == "__init__"
+            module = ".".join(parts[:-1] if is_package else parts)
+            package = module.split(".") if is_package else module.split(".")[:-1]
+            edges = graph.setdefault(module, set())
+            for node in ast.walk(ast.parse(path.read_text())):
+                if isinstance(node, ast.ImportFrom) and node.level:
+                    base = package[: len(package) - node.level + 1]
+                    target = ".".join(base + ([node.module] if node.module else []))
+                    for alias in node.names:
+                        sub = f"{target}.{alias.name}"
+                        edges.add(sub if (root.parent / sub.replace(".", "/")).with_suffix(".py").exists() else target)
+        seen: dict[str, int] = {}
+
+        def visit(m: str, stack: list[str]) -> None:
+            seen[m] = 1
+            for n in sorted(graph.get(m, ())):
+                if n not in graph or n == m:
+                    continue
+                if seen.get(n) == 1:
+                    cycle = stack[stack.index(n) :] + [n]
+                    if any(x.startswith("lab.k8s") for x in cycle):
+                        self.fail("import cycle: " + " -> ".join(cycle))
+                elif n not in seen:
+                    visit(n, stack + [n])
+            seen[m] = 2
+
+        for m in sorted(graph):
+            if m not in seen:
+                visit(m, [m])
+        self.assertIn("lab.k8s.executor", graph["lab.k8s"])
+        inside = lambda m: m.startswith("lab.k8s")  # noqa: E731
+        outside = {m for m, edges in graph.items() if not inside(m) and any(inside(e) for e in edges)}
+        self.assertEqual(outside, {"lab.__main__"})
 
 
 class K8sReportTest(unittest.TestCase):

@@ -6,12 +6,12 @@ through their async-profiler sidecar; the same runner, results and report as on 
   0,1/n,...,1, so that together they send exactly the requested rate (and the fill writes every
   key once); wrk as a Job of one pod (wrk2 when its image was built, else Debian's wrk). The k6
   and wrk scripts and the pods' wrapper (k8s/loadgen/job.sh) reach the pods in a ConfigMap: the
-  images hold only the tools.
+  images hold only the tools (lab.k8s.manifests).
 - Start: the pods of a phase wait for a start signal, which the runner writes into all of them once
   they all run (kubectl exec); they then sleep to the same instant.
 - Results: the pods' logs (the tool's output, then KVLAB-JOB lines: start and end times, exit code,
   CPU, k6's summary JSON), saved in the phase's directory; the Job is deleted once collected.
-  The k6 pods' percentiles are merged from their percentile spectra (latency.mix_spectra).
+  The k6 pods' percentiles are merged from their percentile spectra (lab.k8s.outputs).
 - Profiling: k8s/profile-pod.sh for each pod and window, the script `make profile` runs.
 - CPU: each kvlab container's cgroup CPU time before and after the phase (kubectl exec), each load
   generator's CPU from bash's `times` in its pod.
@@ -19,454 +19,47 @@ through their async-profiler sidecar; the same runner, results and report as on 
 
 from __future__ import annotations
 
-import base64
-import ipaddress
 import json
 import math
 import os
-import re
 import secrets
 import shlex
 import shutil
-import socket
 import subprocess
-import sys
-import threading
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import envinfo, healing, load, procstat, profiling, tools
-from .latency import mix_spectra
-from .load import LoadSpec, log
-from .runner import Prepared, RunConfig
+from .. import healing, load, procstat, profiling, tools
+from ..load import LoadSpec, log
+from ..runner import Prepared, RunConfig
+from . import facts
+from .config import K8sConfig
+from .kubectl import (
+    Kubectl,
+    completion_index,
+    container_running,
+    json_of,
+    parallel,
+    ready,
+    restarts,
+    why_waiting,
+)
+from .manifests import (
+    RUN_LABEL,
+    SCRIPTS_MOUNT,
+    WORK_MOUNT,
+    job_manifest,
+    job_name,
+    labels,
+    parse_resources,
+    scripts_configmap,
+    segment_sequence,
+)
+from .outputs import PodOutput, container_cpu_seconds, merge_k6, parse_job_log, pods_table
 
-JOB_SH = tools.ROOT / "k8s" / "loadgen" / "job.sh"
 PROFILE_POD_SH = tools.ROOT / "k8s" / "profile-pod.sh"
-SCRIPTS_MOUNT = "/scripts"
-WORK_MOUNT = "/work"
-MARKER = "KVLAB-JOB "
-# Labels of everything the lab creates; the name is not the chart's, so that no Service,
-# PodDisruptionBudget or NetworkPolicy of the release counts a load generator as a node.
-NAME_LABEL = "kvlab-lab"
-RUN_LABEL = "kvlab.dev/lab-run"
-
-
-@dataclass
-class K8sConfig:
-    namespace: str = "kvlab"
-    release: str = "kvlab"
-    kubectl: str = "kubectl"
-    helm: str = "helm"
-    k6_pods: int = 2
-    k6_image: str = f"kvlab/k6:{tools.PINS['K6_VERSION'].lstrip('v')}"
-    wrk_image: str = "kvlab/wrk:0.1.0"
-    k6_resources: str = "requests.cpu=200m,requests.memory=128Mi,limits.memory=1Gi"
-    wrk_resources: str = "requests.cpu=100m,requests.memory=32Mi,limits.memory=256Mi"
-    start_timeout_s: int = 120  # for the pods of a phase to run
-    profile_gap_s: float = 2.0  # between profiling windows: profile-pod.sh copies the graph out
-    keep_jobs: bool = False
-    ttl_s: int = 3600  # finished Jobs the runner could not delete go away after this long
-
-
-# ------------------------------------------------------------------------------------ pure parts
-
-
-def segment_sequence(pods: int) -> list[str]:
-    """k6's execution segment sequence that splits a test into `pods` equal parts: 0,1/3,2/3,1."""
-    if pods < 1:
-        raise ValueError("at least one pod")
-    return ["0"] + [f"{i // math.gcd(i, pods)}/{pods // math.gcd(i, pods)}" for i in range(1, pods)] + ["1"]
-
-
-def segments(pods: int) -> list[str]:
-    seq = segment_sequence(pods)
-    return [f"{a}:{b}" for a, b in zip(seq, seq[1:])]
-
-
-def parse_resources(text: str) -> dict:
-    """requests.cpu=200m,requests.memory=128Mi,limits.memory=1Gi -> a container's resources."""
-    out: dict[str, dict[str, str]] = {}
-    for item in filter(None, (x.strip() for x in text.split(","))):
-        key, sep, value = item.partition("=")
-        kind, _, resource = key.partition(".")
-        if not sep or kind not in ("requests", "limits") or not resource or not value:
-            raise SystemExit(f"bad resource {item!r}: use requests.cpu=200m,requests.memory=128Mi,limits.memory=1Gi")
-        out.setdefault(kind, {})[resource] = value
-    return out
-
-
-def resources_text(resources: dict) -> str:
-    parts = [f"{kind} {', '.join(f'{k} {v}' for k, v in values.items())}" for kind, values in resources.items()]
-    return "; ".join(parts) or "none set"
-
-
-def labels(release: str, run_id: str, component: str, version: str = "") -> dict[str, str]:
-    out = {
-        "app.kubernetes.io/name": NAME_LABEL,
-        "app.kubernetes.io/instance": release,
-        "app.kubernetes.io/component": component,
-        "app.kubernetes.io/part-of": "kvlab",
-        "app.kubernetes.io/managed-by": "kvlab-lab",
-        RUN_LABEL: run_id,
-    }
-    if version:
-        out["app.kubernetes.io/version"] = re.sub(r"[^A-Za-z0-9._-]", "_", version)[:63]
-    return out
-
-
-def scripts_configmap(name: str, namespace: str, labels_: dict[str, str]) -> tuple[dict, list[dict]]:
-    """The ConfigMap with job.sh and the k6 and wrk scripts, and the items that mount them at their
-    paths (a ConfigMap key cannot hold a slash)."""
-    files = {"job.sh": JOB_SH}
-    for path in sorted(load.K6_SCRIPTS.rglob("*.js")):
-        files[f"k6/{path.relative_to(load.K6_SCRIPTS)}"] = path
-    for path in sorted(load.WRK_SCRIPTS.glob("*.lua")):
-        files[f"wrk2/{path.name}"] = path
-    data, items = {}, []
-    for rel, path in files.items():
-        key = rel.replace("/", "__")
-        data[key] = path.read_text()
-        items.append({"key": key, "path": rel})
-    manifest = {
-        "apiVersion": "v1",
-        "kind": "ConfigMap",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels_},
-        "data": data,
-    }
-    return manifest, items
-
-
-def job_name(release: str, run_id: str, index: int, label: str) -> str:
-    tail = f"-lab-{run_id}-{index:02d}-{re.sub(r'[^a-z0-9-]+', '-', label.lower()).strip('-')}"
-    return (release[: 63 - min(len(tail), 40)] + tail)[:63].rstrip("-")
-
-
-def job_manifest(
-    name: str,
-    namespace: str,
-    labels_: dict[str, str],
-    container: str,
-    image: str,
-    argv: list[str],
-    env: dict[str, str],
-    pods: int,
-    deadline_s: int,
-    resources: dict,
-    configmap: str,
-    items: list[dict],
-    ttl_s: int,
-) -> dict:
-    """An Indexed Job of `pods` pods that all run at once, never retried, bounded in time, as the
-    chart's pods are: non-root, read-only root file system, no capabilities, no API token."""
-    return {
-        "apiVersion": "batch/v1",
-        "kind": "Job",
-        "metadata": {"name": name, "namespace": namespace, "labels": labels_},
-        "spec": {
-            "completionMode": "Indexed",
-            "completions": pods,
-            "parallelism": pods,
-            "backoffLimit": 0,
-            "activeDeadlineSeconds": deadline_s,
-            "ttlSecondsAfterFinished": ttl_s,
-            "template": {
-                "metadata": {"labels": labels_},
-                "spec": {
-                    "restartPolicy": "Never",
-                    "enableServiceLinks": False,
-                    "automountServiceAccountToken": False,
-                    "terminationGracePeriodSeconds": 10,
-                    "securityContext": {
-                        "runAsNonRoot": True,
-                        "runAsUser": 10001,
-                        "runAsGroup": 10001,
-                        "fsGroup": 10001,
-                        "seccompProfile": {"type": "RuntimeDefault"},
-                    },
-                    "containers": [
-                        {
-                            "name": container,
-                            "image": image,
-                            "imagePullPolicy": "IfNotPresent",
-                            "command": argv[:1],
-                            "args": argv[1:],
-                            "env": [{"name": k, "value": v} for k, v in env.items()],
-                            "resources": resources,
-                            "securityContext": {
-                                "allowPrivilegeEscalation": False,
-                                "readOnlyRootFilesystem": True,
-                                "capabilities": {"drop": ["ALL"]},
-                            },
-                            "volumeMounts": [
-                                {"name": "scripts", "mountPath": SCRIPTS_MOUNT, "readOnly": True},
-                                {"name": "work", "mountPath": WORK_MOUNT},
-                            ],
-                        }
-                    ],
-                    "volumes": [
-                        {"name": "scripts", "configMap": {"name": configmap, "items": items}},
-                        {"name": "work", "emptyDir": {"sizeLimit": "64Mi"}},
-                    ],
-                },
-            },
-        },
-    }
-
-
-@dataclass
-class PodOutput:
-    """What a load generator pod's log says (job.sh's KVLAB-JOB lines)."""
-
-    index: int
-    pod: str = ""
-    node: str = ""
-    version: str = ""
-    segment: str = ""
-    start_ns: int | None = None
-    end_ns: int | None = None
-    exit_code: int | None = None
-    cpu_s: float | None = None
-    summary: dict | None = None
-    error: str = ""
-
-
-def _clock(text: str) -> float:
-    """bash's `times` figures: 1m2.345s -> 62.345."""
-    m = re.fullmatch(r"(\d+)m([\d.]+)s", text)
-    if not m:
-        raise ValueError(f"bad time {text!r}")
-    return int(m.group(1)) * 60 + float(m.group(2))
-
-
-def parse_job_log(text: str, index: int) -> PodOutput:
-    out = PodOutput(index)
-    for line in text.splitlines():
-        if not line.startswith(MARKER):
-            continue
-        what, _, rest = line[len(MARKER) :].partition(" ")
-        if what == "version":
-            out.version = rest.strip()
-        elif what == "segment":
-            out.segment = rest.split()[0] if rest.strip() else ""
-        elif what == "start":
-            out.start_ns = int(rest)
-        elif what == "end":
-            out.end_ns = int(rest)
-        elif what == "exit":
-            out.exit_code = int(rest)
-        elif what == "times":
-            fields = rest.split()
-            if len(fields) == 4:  # this shell's user and system time, then its children's
-                out.cpu_s = _clock(fields[2]) + _clock(fields[3])
-        elif what == "summary":
-            out.summary = json.loads(base64.b64decode(rest.strip()))
-        elif what == "error":
-            out.error = rest.strip()
-    return out
-
-
-def container_cpu_seconds(text: str) -> float:
-    """CPU seconds of a container from its cgroup: cgroup v2's cpu.stat (usage_usec) or v1's
-    cpuacct.usage (nanoseconds)."""
-    m = re.search(r"^usage_usec (\d+)$", text, re.M)
-    if m:
-        return int(m.group(1)) / 1e6
-    text = text.strip()
-    if text.isdigit():
-        return int(text) / 1e9
-    raise ValueError(f"no CPU usage in {text[:80]!r}")
-
-
-def merge_k6(parts: list[dict]) -> dict:
-    """One result from the k6 summaries of the pods of a phase (each ran one execution segment)."""
-    if len(parts) == 1:
-        return parts[0]
-    first = parts[0]
-    requests = sum(p["requests"] for p in parts)
-    weights = [p["requests"] for p in parts]
-    open_model = first.get("requested_rate") is not None
-    statuses: dict[str, int] = {}
-    for p in parts:
-        for code, n in p.get("status_counts", {}).items():
-            statuses[code] = statuses.get(code, 0) + n
-    latency = {}
-    for name in first["latency"]:
-        latency[name] = mix_spectra([(w, p["latency"].get(name)) for w, p in zip(weights, parts)])
-    duration = first["duration_s"] if open_model else max(p["duration_s"] for p in parts)
-    # Thresholds: the latency ones again on the merged percentiles; any other holds when it held in every pod.
-    slo = first.get("slo_p99_ms")
-    thresholds = {}
-    for name in first.get("thresholds", {}):
-        m = re.fullmatch(r"http_req_duration(?:\{op:(\w+)\})?", name)
-        # A scenario of one operation has only the "all" series.
-        series = (latency.get(m.group(1) or "all") or latency.get("all")) if m else None
-        if series and slo is not None and open_model:
-            thresholds[name] = series["percentiles"]["p99"] < slo
-        else:
-            thresholds[name] = all(p.get("thresholds", {}).get(name, True) for p in parts)
-    merged = dict(first)
-    merged.update(
-        {
-            "model": f"{first['model']}, {len(parts)} pods with k6 execution segments",
-            "duration_s": duration,
-            "test_run_duration_s": max(p.get("test_run_duration_s", 0) for p in parts),
-            "requests": requests,
-            "achieved_rate": (
-                sum(p["achieved_rate"] for p in parts) if open_model else (requests / duration if duration else 0.0)
-            ),
-            "dropped_iterations": sum(p.get("dropped_iterations") or 0 for p in parts),
-            "vus_max": sum(p.get("vus_max") or 0 for p in parts),
-            "error_rate": sum(p.get("error_rate", 0) * w for p, w in zip(parts, weights)) / requests
-            if requests
-            else 0.0,
-            "status_counts": statuses,
-            "bytes_received": sum(p.get("bytes_received", 0) for p in parts),
-            "bytes_sent": sum(p.get("bytes_sent", 0) for p in parts),
-            "latency": latency,
-            "thresholds": thresholds,
-            "latency_merge": "the pods' percentile spectra mixed, weighted by requests (min, max and mean exact)",
-        }
-    )
-    return merged
-
-
-def pods_table(outputs: list[PodOutput], parts: list[dict | None], cpu_wall_s: float) -> list[dict]:
-    """Per load generator pod: when it started (ms after the first), what it sent, its latency."""
-    starts = [o.start_ns for o in outputs if o.start_ns is not None]
-    first = min(starts) if starts else None
-    rows = []
-    for o, r in zip(outputs, parts):
-        lat = (r or {}).get("latency", {}).get("all") or {}
-        rows.append(
-            {
-                "index": o.index,
-                "pod": o.pod,
-                "node": o.node,
-                "segment": o.segment,
-                "start_ms": (o.start_ns - first) / 1e6 if o.start_ns is not None and first is not None else None,
-                "exit_code": o.exit_code,
-                "requests": (r or {}).get("requests"),
-                "achieved_rate": (r or {}).get("achieved_rate"),
-                "dropped": (r or {}).get("dropped_iterations"),
-                "p50": lat.get("percentiles", {}).get("p50"),
-                "p99": lat.get("percentiles", {}).get("p99"),
-                "max": lat.get("max"),
-                "cpu_s": o.cpu_s,
-                "cores": o.cpu_s / cpu_wall_s if o.cpu_s is not None and cpu_wall_s > 0 else None,
-            }
-        )
-    return rows
-
-
-def is_local_address(host: str) -> bool:
-    """Whether host (a name or an address) is this machine: the cluster then shares its CPUs."""
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    for family, _, _, _, addr in infos:
-        ip = ipaddress.ip_address(addr[0])
-        if ip.is_loopback:
-            return True
-        try:
-            with socket.socket(family, socket.SOCK_DGRAM) as s:
-                s.bind((addr[0], 0))
-                return True
-        except OSError:
-            continue
-    return False
-
-
-def node_facts(node: dict) -> dict:
-    status = node.get("status", {})
-    info = status.get("nodeInfo", {})
-    return {
-        "name": node["metadata"]["name"],
-        "cpu": status.get("capacity", {}).get("cpu"),
-        "memory": status.get("capacity", {}).get("memory"),
-        "allocatable_cpu": status.get("allocatable", {}).get("cpu"),
-        "os_image": info.get("osImage"),
-        "kernel": info.get("kernelVersion"),
-        "runtime": info.get("containerRuntimeVersion"),
-        "kubelet": info.get("kubeletVersion"),
-    }
-
-
-def pod_facts(pod: dict, java_version: str) -> tuple[dict, dict]:
-    """A kvlab pod for the report's environment: where it runs, its containers' images and
-    resources; and its JVM (the node container's command and JAVA_OPTS)."""
-    name = pod["metadata"]["name"]
-    statuses = {c["name"]: c for c in pod.get("status", {}).get("containerStatuses", [])}
-    containers = [
-        {
-            "name": c["name"],
-            "image": c["image"],
-            "image_id": statuses.get(c["name"], {}).get("imageID", ""),
-            "resources": resources_text(c.get("resources", {})),
-        }
-        for c in pod["spec"]["containers"]
-    ]
-    kvlab = next((c for c in pod["spec"]["containers"] if c["name"] == "kvlab"), pod["spec"]["containers"][0])
-    java_opts = next((e.get("value", "") for e in kvlab.get("env", []) if e["name"] == "JAVA_OPTS"), "")
-    command = [*(kvlab.get("command") or ["(the image's entrypoint)"]), *(kvlab.get("args") or [])]
-    facts = {
-        "name": name,
-        "node": pod["spec"].get("nodeName", ""),
-        "containers": containers,
-        "restarts": _restarts(pod),
-    }
-    jvm = {
-        "pid": name,
-        "label": f"in pod {name}",
-        "version": java_version.strip().replace("\n", "; "),
-        "command_line": " ".join(command) + (f"; JAVA_OPTS={java_opts}" if java_opts else ""),
-    }
-    return facts, jvm
-
-
-# ----------------------------------------------------------------------------------- the cluster
-
-
-class Kubectl:
-    def __init__(self, command: str, namespace: str):
-        self.base = shlex.split(command)
-        self.namespace = namespace
-
-    def argv(self, *args: str) -> list[str]:
-        return [*self.base, "--namespace", self.namespace, *args]
-
-    def run(self, *args: str, stdin: str | None = None, timeout: float = 60, check: bool = True) -> str:
-        argv = self.argv(*args)
-        try:
-            p = subprocess.run(argv, input=stdin, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired as e:
-            raise RuntimeError(f"{shlex.join(argv)}: no answer in {timeout:.0f} s") from e
-        if check and p.returncode != 0:
-            raise RuntimeError(f"{shlex.join(argv)} exited {p.returncode}: {(p.stderr or p.stdout).strip()[-600:]}")
-        return p.stdout
-
-    def json(self, *args: str, timeout: float = 60) -> dict:
-        return json.loads(self.run(*args, "-o", "json", timeout=timeout))
-
-
-def _parallel(fn, items: list) -> list:
-    """fn(item) for every item at once (kubectl calls are mostly waiting); exceptions come back as values."""
-    results: list = [None] * len(items)
-
-    def call(i, item):
-        try:
-            results[i] = fn(item)
-        except Exception as e:  # noqa: BLE001 - handed to the caller
-            results[i] = e
-
-    threads = [threading.Thread(target=call, args=(i, item)) for i, item in enumerate(items)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    return results
 
 
 @dataclass
@@ -503,7 +96,7 @@ class PodProfiling(profiling.Profiling):
             '*/opt/kvlab/profile.sh*) kill -TERM "${p#/proc/}" 2>/dev/null;; esac; done; true'
         )
         kubectl = Kubectl(self.kubectl, self.namespace)
-        _parallel(
+        parallel(
             lambda pod: kubectl.run("exec", pod, "-c", "profiler", "--", "sh", "-c", stop, timeout=30, check=False),
             [n.name for n in self.nodes],
         )
@@ -558,7 +151,7 @@ class K8sExecutor:
         cfg.pids = []
         self.pods = self._kvlab_pods()
         self.nodes = [profiling.Node(p["metadata"]["name"], 0, self.target) for p in self.pods]
-        self.restarts = {p["metadata"]["name"]: _restarts(p) for p in self.pods}
+        self.restarts = {p["metadata"]["name"]: restarts(p) for p in self.pods}
         self.configmap = ""
         self.items: list[dict] = []
         self.local = self._cluster_is_local()
@@ -588,7 +181,7 @@ class K8sExecutor:
 
     def _helm_values(self) -> dict:
         argv = [*shlex.split(self.k.helm), "get", "values", self.k.release, "--namespace", self.k.namespace, "--all"]
-        return _json_of([*argv, "-o", "json"], {}) or {}
+        return json_of([*argv, "-o", "json"], {}) or {}
 
     def _kvlab_pods(self) -> list[dict]:
         pods = self.kubectl.json("get", "pods", "-l", self.selector)["items"]
@@ -612,14 +205,14 @@ class K8sExecutor:
         except (OSError, subprocess.TimeoutExpired):
             return False
         host = urlparse(server).hostname
-        return bool(host) and is_local_address(host)
+        return bool(host) and facts.is_local_address(host)
 
     def check(self) -> None:
         if not self.pods:
             raise SystemExit(f"release {self.k.release} has no pods in namespace {self.k.namespace}")
         for p in self.pods:
             name = p["metadata"]["name"]
-            if not _ready(p):
+            if not ready(p):
                 raise SystemExit(
                     f"pod {name} is not ready: wait for the release (kubectl -n {self.k.namespace} get pods)"
                 )
@@ -641,69 +234,9 @@ class K8sExecutor:
     # ---- facts for the report
 
     def env(self) -> dict:
-        kc, helm, ns, rel = shlex.split(self.k.kubectl), shlex.split(self.k.helm), self.k.namespace, self.k.release
-        version = _json_of([*kc, "version", "-o", "json"], {})
-        listed = _json_of([*helm, "list", "--namespace", ns, "--filter", f"^{re.escape(rel)}$", "-o", "json"], [])
-        release = listed[0] if listed else {}
-        user_values = _json_of([*helm, "get", "values", rel, "--namespace", ns, "-o", "json"], {}) or {}
-        java = _parallel(
-            lambda pod: self.kubectl.run(
-                "exec", pod, "-c", "kvlab", "--", "sh", "-c", "java -version 2>&1", timeout=30
-            ),
-            [n.name for n in self.nodes],
+        return facts.environment(
+            self.k, self.kubectl, self.pods, self.cfg.tool, self.wrk2, self.local, self.run_id, self.target
         )
-        facts = [pod_facts(p, v if isinstance(v, str) else f"unknown ({v})") for p, v in zip(self.pods, java)]
-        wrk_label = (
-            f"wrk2 (built from source) in image {self.k.wrk_image}"
-            if self.wrk2
-            else f"Debian's wrk, not wrk2, in image {self.k.wrk_image}: a closed-loop tool paced by a Lua delay() "
-            "hook, its latency measured from the send, not corrected for coordinated omission (the wrk2 image "
-            "builds from source only where GitHub answers: make lab-k8s-images WRK2=1)"
-        )
-        return {
-            "date": time.strftime("%Y-%m-%d %H:%M:%S %Z"),
-            "host": socket.gethostname(),
-            "os": envinfo.os_name(),
-            "kernel": os.uname().release,
-            "cpu_model": envinfo.cpu_model(),
-            "cores": os.cpu_count(),
-            "memory_gib": round(envinfo.memory_gib(), 1),
-            "load_average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
-            "python": sys.version.split()[0],
-            "git": envinfo.git(),
-            "jvms": [jvm for _, jvm in facts],
-            "load_tool": f"{self.cfg.tool}, in Kubernetes Jobs",
-            "k6": f"k6 {tools.PINS['K6_VERSION']} in image {self.k.k6_image}, {self.k.k6_pods} pods per phase",
-            "async_profiler": tools.PINS["ASYNC_PROFILER_VERSION"],
-            "jattach": (
-                "the pods' profiler sidecar: k8s/profile-pod.sh runs kvlab-profile in it (kubectl exec), which runs "
-                "loadtests/profiler/profile.sh (jattach + libasyncProfiler.so), and copies the HTML out (kubectl cp)"
-            ),
-            "wrk": {"path": None, "is_wrk2": self.wrk2, "version": "", "label": wrk_label, "image": self.k.wrk_image},
-            "k8s": {
-                "api_server_local": self.local,
-                "kubectl": (version.get("clientVersion") or {}).get("gitVersion", "unknown"),
-                "server": (version.get("serverVersion") or {}).get("gitVersion", "unknown"),
-                "helm": tools.first_line([*helm, "version", "--short"]),
-                "nodes": [node_facts(n) for n in _json_of([*kc, "get", "nodes", "-o", "json"], {}).get("items", [])],
-                "namespace": ns,
-                "release": {
-                    "name": rel,
-                    "chart": release.get("chart", "unknown"),
-                    "app_version": release.get("app_version", "unknown"),
-                    "revision": release.get("revision", "unknown"),
-                    "values": json.dumps(user_values, separators=(",", ":"), sort_keys=True),
-                },
-                "target": self.target,
-                "pods": [pod for pod, _ in facts],
-                "k6_image": self.k.k6_image,
-                "k6_pods": self.k.k6_pods,
-                "k6_resources": resources_text(self.k6_resources),
-                "wrk_image": self.k.wrk_image,
-                "wrk_resources": resources_text(self.wrk_resources),
-                "run_label": f"{RUN_LABEL}={self.run_id}",
-            },
-        }
 
     # ---- profiling and CPU
 
@@ -719,7 +252,7 @@ class K8sExecutor:
             " || cat /sys/fs/cgroup/cpu,cpuacct/cpuacct.usage"
         )
         names = [n.name for n in self.nodes]
-        found = _parallel(
+        found = parallel(
             lambda n: self.kubectl.run("exec", n, "-c", "kvlab", "--", "sh", "-c", script, timeout=30), names
         )
         out = {}
@@ -735,7 +268,7 @@ class K8sExecutor:
         a pod that cannot be read gets why instead."""
         script = 'curl -fsS -m 5 "http://127.0.0.1:${MANAGEMENT_SERVER_PORT:-9080}/actuator/prometheus"'
         names = [n.name for n in self.nodes]
-        found = _parallel(
+        found = parallel(
             lambda n: self.kubectl.run("exec", n, "-c", "kvlab", "--", "sh", "-c", script, timeout=30), names
         )
         return {name: healing.parse(text) if isinstance(text, str) else str(text) for name, text in zip(names, found)}
@@ -815,7 +348,7 @@ class K8sExecutor:
             ph.start_ns = time.time_ns() + lead_ns
             part, final = f"{WORK_MOUNT}/start-at.part", f"{WORK_MOUNT}/start-at"
             signal = f"printf %s {ph.start_ns} > {part} && mv {part} {final}"
-            sent = _parallel(
+            sent = parallel(
                 lambda pod: self.kubectl.run("exec", pod, "-c", "loadgen", "--", "sh", "-c", signal, timeout=30),
                 running,
             )
@@ -834,7 +367,7 @@ class K8sExecutor:
 
     def _job_pods(self, job: str) -> list[dict]:
         pods = self.kubectl.json("get", "pods", "-l", f"batch.kubernetes.io/job-name={job}")["items"]
-        return sorted(pods, key=_completion_index)
+        return sorted(pods, key=completion_index)
 
     def _wait_running(self, ph: _Phase) -> list[str]:
         deadline = time.monotonic() + self.k.start_timeout_s
@@ -855,10 +388,10 @@ class K8sExecutor:
                 if p["status"].get("phase") in ("Succeeded", "Failed"):
                     logs = self.kubectl.run("logs", p["metadata"]["name"], check=False)
                     raise RuntimeError(f"pod {p['metadata']['name']} ended before the start: {logs.strip()[-600:]}")
-            running = [p["metadata"]["name"] for p in pods if _container_running(p)]
+            running = [p["metadata"]["name"] for p in pods if container_running(p)]
             if len(running) == ph.pods:
                 return running
-            waiting = "; ".join(filter(None, (_why_waiting(p) for p in pods)))
+            waiting = "; ".join(filter(None, (why_waiting(p) for p in pods)))
             now = time.monotonic()
             if now > deadline:
                 raise SystemExit(
@@ -924,7 +457,7 @@ class K8sExecutor:
     def _collect(self, ph: _Phase, pods: list[dict], out: Path) -> list[PodOutput]:
         outputs = []
         for p in pods:
-            index = _completion_index(p)
+            index = completion_index(p)
             name = p["metadata"]["name"]
             text = self.kubectl.run("logs", name, check=False, timeout=60)
             suffix = f"-{index}" if ph.pods > 1 else ""
@@ -1025,9 +558,9 @@ class K8sExecutor:
             p = now.get(n.name)
             if p is None:
                 raise SystemExit(f"pod {n.name} is gone after phase {label}")
-            if _restarts(p) > self.restarts.get(n.name, 0):
-                raise SystemExit(f"pod {n.name} restarted during phase {label} (restarts {_restarts(p)})")
-            if not _ready(p):
+            if restarts(p) > self.restarts.get(n.name, 0):
+                raise SystemExit(f"pod {n.name} restarted during phase {label} (restarts {restarts(p)})")
+            if not ready(p):
                 log(f"warning: pod {n.name} is not ready after phase {label}")
 
     def _delete_job(self, job: str) -> None:
@@ -1045,45 +578,3 @@ class K8sExecutor:
             )
         except RuntimeError as e:
             log(f"could not clean up after the run ({RUN_LABEL}={self.run_id}): {e}")
-
-
-def _restarts(pod: dict) -> int:
-    return sum(c.get("restartCount", 0) for c in pod.get("status", {}).get("containerStatuses", []))
-
-
-def _ready(pod: dict) -> bool:
-    return any(c["type"] == "Ready" and c["status"] == "True" for c in pod.get("status", {}).get("conditions", []))
-
-
-def _container_running(pod: dict) -> bool:
-    statuses = pod.get("status", {}).get("containerStatuses", [])
-    return bool(statuses) and all("running" in c.get("state", {}) for c in statuses)
-
-
-def _why_waiting(pod: dict) -> str:
-    """Why a pod does not run yet, when Kubernetes says (not scheduled: too little CPU, ...)."""
-    for c in pod.get("status", {}).get("conditions", []):
-        if c["type"] == "PodScheduled" and c["status"] != "True":
-            return f"{pod['metadata']['name']} not scheduled: {c.get('message') or c.get('reason', '')}"
-    for c in pod.get("status", {}).get("containerStatuses", []):
-        waiting = c.get("state", {}).get("waiting") or {}
-        if waiting.get("reason") not in (None, "ContainerCreating"):
-            return f"{pod['metadata']['name']}: {waiting['reason']} {waiting.get('message', '')}".strip()
-    return ""
-
-
-def _completion_index(pod: dict) -> int:
-    meta = pod.get("metadata", {})
-    raw = (meta.get("annotations") or {}).get("batch.kubernetes.io/job-completion-index") or (
-        meta.get("labels") or {}
-    ).get("batch.kubernetes.io/job-completion-index", "0")
-    return int(raw)
-
-
-def _json_of(argv: list[str], default):
-    """The JSON a command prints, or default when it fails (facts for the report are best effort)."""
-    try:
-        p = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-        return json.loads(p.stdout) if p.returncode == 0 and p.stdout.strip() else default
-    except (OSError, subprocess.TimeoutExpired, ValueError):
-        return default
