@@ -46,6 +46,7 @@ from .kubectl import (
     restarts,
     why_waiting,
 )
+from .management import Management
 from .manifests import (
     RUN_LABEL,
     SCRIPTS_MOUNT,
@@ -155,6 +156,7 @@ class K8sExecutor:
         self.configmap = ""
         self.items: list[dict] = []
         self.local = self._cluster_is_local()
+        self.management = Management(self.kubectl, [n.name for n in self.nodes])
 
     # ---- the release
 
@@ -263,15 +265,46 @@ class K8sExecutor:
                 out[name] = math.nan
         return out
 
+    def node_metrics(self, timeout: float = 0.9) -> dict[str, dict[str, float] | str]:
+        """Each pod's figures from its Prometheus page now (lab.healing.parse), by pod name, or why
+        a pod gave none; within about timeout seconds, whatever the pods do, and it never raises:
+        a sampler may call it every second during a phase."""
+        try:
+            pages = self.management.get_all("/actuator/prometheus", timeout)
+            return {pod: healing.parse(page) if isinstance(page, str) else str(page) for pod, page in pages.items()}
+        except Exception as e:  # noqa: BLE001 - a sample is never a reason to stop a phase
+            return {n.name: f"not read: {e}" for n in self.nodes}
+
     def heal_sample(self) -> dict:
-        """Each pod's healing counters (lab.healing), from its management port through kubectl exec;
-        a pod that cannot be read gets why instead."""
-        script = 'curl -fsS -m 5 "http://127.0.0.1:${MANAGEMENT_SERVER_PORT:-9080}/actuator/prometheus"'
-        names = [n.name for n in self.nodes]
-        found = parallel(
-            lambda n: self.kubectl.run("exec", n, "-c", "kvlab", "--", "sh", "-c", script, timeout=30), names
+        """Each pod's healing counters (lab.healing) from its management port; a pod that cannot be
+        read gets why instead."""
+        return self.node_metrics(timeout=5.0)
+
+    def await_healed(self, timeout_s: float) -> dict:
+        """After a fault: every hint replayed, then a repair round between every two pods (lab.healing),
+        each pod asked through its management port."""
+
+        def status(pod: str) -> dict | None:
+            try:
+                return json.loads(self.management.request(pod, "/actuator/kvlab"))
+            except (RuntimeError, ValueError):
+                return None
+
+        def repair(pod: str) -> str:
+            try:
+                self.management.request(pod, "/actuator/kvlab/repair", method="POST")
+                return ""
+            except RuntimeError as e:
+                return str(e)
+
+        return healing.await_healed(
+            {n.name: n.name for n in self.nodes},
+            timeout_s,
+            log,
+            sampler=lambda _: self.heal_sample(),
+            repairer=repair,
+            reader=status,
         )
-        return {name: healing.parse(text) if isinstance(text, str) else str(text) for name, text in zip(names, found)}
 
     # ---- phases
 
@@ -570,7 +603,9 @@ class K8sExecutor:
             log(f"could not delete Job {job}: {e}")
 
     def close(self) -> None:
-        """Deletes what this run created (Jobs and their pods, the ConfigMap), even when it was cut short."""
+        """Deletes what this run created (Jobs and their pods, the ConfigMap), even when it was cut
+        short, and ends the pods' management channels."""
+        self.management.close()
         what = "configmaps" if self.k.keep_jobs else "jobs,configmaps"
         try:
             self.kubectl.run(

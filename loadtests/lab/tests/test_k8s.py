@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 
 from lab import healing, profiling, report, runner
-from lab.k8s import executor, facts, kubectl, manifests, outputs
+from lab.k8s import executor, facts, kubectl, management, manifests, outputs
 from lab.tests.test_healing import PAGE
 from lab.tests.test_lab import latency, write_run
 
@@ -319,28 +319,125 @@ class PodProfilingTest(unittest.TestCase):
             self.assertFalse(prof.collected(prof.nodes[0], out / "kvlab-1-alloc.html", 1))
 
 
-class HealSampleTest(unittest.TestCase):
-    def test_reads_each_pods_counters_through_kubectl_exec(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            fake = Path(tmp) / "kubectl"
-            page = Path(tmp) / "page"
-            page.write_text(PAGE)
-            fake.write_text(
-                "#!/bin/sh\n"
-                f'echo "$*" >> {tmp}/calls\n'
-                'case "$*" in *kvlab-1*) echo "no such pod" >&2; exit 1 ;; esac\n'
-                f"cat {page}\n"
-            )
-            fake.chmod(0o755)
-            ex = executor.K8sExecutor.__new__(executor.K8sExecutor)
-            ex.kubectl = kubectl.Kubectl(str(fake), "ns")
-            ex.nodes = [profiling.Node("kvlab-0", 0, ""), profiling.Node("kvlab-1", 0, "")]
-            got = ex.heal_sample()
-            self.assertEqual(healing.parse(PAGE), got["kvlab-0"])
-            self.assertIn("no such pod", got["kvlab-1"])
-            calls = (Path(tmp) / "calls").read_text()
-            self.assertIn("--namespace ns exec kvlab-0 -c kvlab -- sh -c curl -fsS -m 5", calls)
-            self.assertIn("${MANAGEMENT_SERVER_PORT:-9080}/actuator/prometheus", calls)
+class FakePods:
+    """A stand-in kubectl whose `exec ... -- CMD` runs CMD here, with a stand-in curl that serves
+    the management port: the Prometheus page, the kvlab actuator, the repair request. A file
+    missing-POD makes kubectl fail for that pod; paused-POD makes curl hang for the seconds it holds."""
+
+    def __init__(self, tmp: Path):
+        self.dir = tmp
+        (tmp / "page").write_text(PAGE)
+        self.kubectl = tmp / "kubectl"
+        self.kubectl.write_text(
+            "#!/bin/sh\n"
+            f'echo "$*" >> {tmp}/calls\n'
+            "pod=\n"
+            'while [ $# -gt 0 ] && [ "$1" != -- ]; do case "$1" in kvlab-*) pod=$1;; esac; shift; done\n'
+            "shift\n"
+            f'if [ -e "{tmp}/missing-$pod" ]; then echo "Error from server (NotFound): pods \\"$pod\\" not found" >&2; '
+            "exit 1; fi\n"
+            f'PATH="{tmp}/bin:$PATH" POD=$pod exec "$@"\n'
+        )
+        (tmp / "bin").mkdir()
+        curl = tmp / "bin" / "curl"
+        curl.write_text(
+            "#!/bin/sh\n"
+            f'echo "$POD $*" >> {tmp}/curl\n'
+            "for a; do url=$a; done\n"
+            f'paused={tmp}/paused-$POD\n'
+            'if [ -e "$paused" ]; then sleep "$(cat "$paused")"; echo "curl: (28) timed out" >&2; exit 28; fi\n'
+            'case "$url" in\n'
+            f'  */actuator/prometheus) cat {tmp}/page ;;\n'
+            "  */actuator/kvlab/repair) echo '{}' ;;\n"
+            '  */actuator/kvlab) echo \'{"repair": {"peers": {"p": {"running": false, '
+            '"lastRound": {"started": "2999-01-01T00:00:00Z"}}}}}\' ;;\n'
+            '  *) echo "curl: (22) The requested URL returned error: 404" >&2; exit 22 ;;\n'
+            "esac\n"
+        )
+        for f in (self.kubectl, curl):
+            f.chmod(0o755)
+
+    def executor(self, pods: list[str]) -> executor.K8sExecutor:
+        ex = executor.K8sExecutor.__new__(executor.K8sExecutor)
+        ex.kubectl = kubectl.Kubectl(str(self.kubectl), "ns")
+        ex.nodes = [profiling.Node(p, 0, "") for p in pods]
+        ex.management = management.Management(ex.kubectl, pods, retry_s=0.0)
+        return ex
+
+    def calls(self, name: str = "calls") -> list[str]:
+        path = self.dir / name
+        return path.read_text().splitlines() if path.exists() else []
+
+
+class ManagementTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.pods = FakePods(Path(self.tmp.name))
+        self.ex = self.pods.executor(["kvlab-0", "kvlab-1"])
+
+    def tearDown(self):
+        self.ex.management.close()
+        self.tmp.cleanup()
+
+    def test_every_pods_metrics_through_one_exec_each_or_why_not(self):
+        (self.pods.dir / "missing-kvlab-1").touch()
+        for _ in range(3):
+            got = self.ex.node_metrics(timeout=5)
+            self.assertEqual(got["kvlab-0"], healing.parse(PAGE))
+            self.assertIn('pods "kvlab-1" not found', got["kvlab-1"])
+        execs = [c for c in self.pods.calls() if "kvlab-0" in c]
+        self.assertEqual(len(execs), 1, "one long-lived exec answers every scrape")
+        self.assertIn("--namespace ns exec -i kvlab-0 -c kvlab -- sh -c", execs[0])
+        scrapes = [c for c in self.pods.calls("curl") if c.startswith("kvlab-0 ")]
+        self.assertEqual(len(scrapes), 3)
+        self.assertTrue(all(c.endswith(" http://127.0.0.1:9080/actuator/prometheus") for c in scrapes))
+        self.assertEqual(self.ex.heal_sample()["kvlab-0"], healing.parse(PAGE))
+
+    def test_a_pod_that_does_not_answer_costs_its_deadline_and_nothing_piles_up(self):
+        self.assertIsInstance(self.ex.node_metrics(timeout=5)["kvlab-0"], dict)
+        (self.pods.dir / "paused-kvlab-0").write_text("1.5")
+        before = len(self.pods.calls("curl"))
+        for _ in range(3):
+            t = time.monotonic()
+            got = self.ex.node_metrics(timeout=0.2)
+            self.assertLess(time.monotonic() - t, 0.5)
+            self.assertIsInstance(got["kvlab-0"], str)
+            self.assertIsInstance(got["kvlab-1"], dict)
+        scrapes = [c for c in self.pods.calls("curl")[before:] if c.startswith("kvlab-0 ")]
+        self.assertEqual(len(scrapes), 1, "a call waits for the pod's earlier scrape instead of sending another")
+        (self.pods.dir / "paused-kvlab-0").unlink()
+        self.assertEqual(self.ex.node_metrics(timeout=2)["kvlab-0"], healing.parse(PAGE))
+
+    def test_an_exec_that_ended_starts_again(self):
+        self.assertIsInstance(self.ex.node_metrics(timeout=5)["kvlab-0"], dict)
+        channel = self.ex.management.channels["kvlab-0"]
+        channel._proc.kill()  # as when the pod's container restarts
+        deadline = time.monotonic() + 5
+        while channel._proc is not None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        self.assertEqual(self.ex.node_metrics(timeout=5)["kvlab-0"], healing.parse(PAGE))
+        self.assertEqual(channel.starts, 2)
+
+    def test_a_request_that_fails_says_how(self):
+        with self.assertRaisesRegex(RuntimeError, "kvlab-0: /nowhere: curl exited 22: .*404"):
+            self.ex.management.request("kvlab-0", "/nowhere")
+
+    def test_after_a_fault_it_waits_for_the_hints_then_asks_every_pod_for_repair(self):
+        pending = 'kvlab_hints_pending{application="kvlab"}'
+        page = PAGE.replace(f"{pending} 20.0", f"{pending} 0.0")
+        self.assertNotEqual(page, PAGE)
+        (self.pods.dir / "page").write_text(page)
+        out = self.ex.await_healed(10)
+        self.assertTrue(out["healed"], out)
+        repairs = [c for c in self.pods.calls("curl") if "-X POST" in c and c.endswith("/actuator/kvlab/repair")]
+        self.assertEqual(sorted(c.split()[0] for c in repairs), ["kvlab-0", "kvlab-1"])
+
+    def test_closed_channels_end_their_execs(self):
+        self.ex.node_metrics(timeout=5)
+        proc = self.ex.management.channels["kvlab-0"]._proc
+        self.ex.management.close()
+        self.assertIsNotNone(proc.poll())
+        self.assertIn("closed", self.ex.node_metrics(timeout=1)["kvlab-0"])
 
 
 class FactsTest(unittest.TestCase):
