@@ -32,6 +32,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from .. import healing, load, procstat, profiling, tools
+from ..faults import ScheduledFault
 from ..load import LoadSpec, log
 from ..runner import Prepared, RunConfig
 from . import facts
@@ -59,6 +60,7 @@ from .manifests import (
     segment_sequence,
 )
 from .outputs import PodOutput, container_cpu_seconds, merge_k6, parse_job_log, pods_table
+from .podfaults import CUTOFF_REFUSED, SIDECAR, PodKill, PodPause, liveness_allows_s
 
 PROFILE_POD_SH = tools.ROOT / "k8s" / "profile-pod.sh"
 
@@ -157,6 +159,8 @@ class K8sExecutor:
         self.items: list[dict] = []
         self.local = self._cluster_is_local()
         self.management = Management(self.kubectl, [n.name for n in self.nodes])
+        self.faults: list[ScheduledFault] = []
+        self._phase_faults = 0  # faults made before the current phase
 
     # ---- the release
 
@@ -305,6 +309,36 @@ class K8sExecutor:
             repairer=repair,
             reader=status,
         )
+
+    def fault(self, kind: str, index: int, at_s: float, for_s: float) -> ScheduledFault:
+        """A fault of pod index (-1: the last), at_s into the phase's load, for for_s; not started.
+        Refused before the run when the cluster or the release cannot have it."""
+        if len(self.pods) < 2:
+            raise SystemExit("faults need two pods or more")
+        pod = self.pods[index]
+        name = pod["metadata"]["name"]
+        sidecar = SIDECAR in [c["name"] for c in pod["spec"]["containers"]]
+        if kind == "pause":
+            if not sidecar:
+                raise SystemExit(
+                    f"pod {name} has no profiler sidecar, which pauses the JVM: install the chart with "
+                    "--set profiler.enabled=true (make k8s-up does)"
+                )
+            allowed = liveness_allows_s(pod)
+            if for_s >= allowed:
+                log(
+                    f"warning: a pause of {for_s:.0f} s is longer than pod {name}'s liveness probe allows "
+                    f"({allowed:.0f} s): the kubelet may restart its container"
+                )
+            fault: ScheduledFault = PodPause(name, at_s, for_s, kubectl=self.kubectl)
+        elif kind == "kill":
+            fault = PodKill(name, at_s, for_s, kubectl=self.kubectl, sidecar=sidecar)
+        elif kind == "cutoff":
+            raise SystemExit(CUTOFF_REFUSED)
+        else:
+            raise SystemExit(f"the {self.name} executor cannot make a {kind} fault")
+        self.faults.append(fault)
+        return fault
 
     # ---- phases
 
@@ -586,12 +620,17 @@ class K8sExecutor:
         )
 
     def after_phase(self, label: str) -> None:
+        """Every pod still there and not restarted, unless a fault of the phase did it."""
+        faulted = {f.node for f in self.faults[self._phase_faults :] if f.began_at_s is not None}
+        self._phase_faults = len(self.faults)
         now = {p["metadata"]["name"]: p for p in self._kvlab_pods()}
         for n in self.nodes:
             p = now.get(n.name)
             if p is None:
                 raise SystemExit(f"pod {n.name} is gone after phase {label}")
-            if restarts(p) > self.restarts.get(n.name, 0):
+            if n.name in faulted:
+                self.restarts[n.name] = restarts(p)
+            elif restarts(p) > self.restarts.get(n.name, 0):
                 raise SystemExit(f"pod {n.name} restarted during phase {label} (restarts {restarts(p)})")
             if not ready(p):
                 log(f"warning: pod {n.name} is not ready after phase {label}")
@@ -603,8 +642,10 @@ class K8sExecutor:
             log(f"could not delete Job {job}: {e}")
 
     def close(self) -> None:
-        """Deletes what this run created (Jobs and their pods, the ConfigMap), even when it was cut
-        short, and ends the pods' management channels."""
+        """Ends every fault (a paused JVM goes on), deletes what this run created (Jobs and their
+        pods, the ConfigMap), even when it was cut short, and ends the pods' management channels."""
+        for f in self.faults:
+            f.stop()
         self.management.close()
         what = "configmaps" if self.k.keep_jobs else "jobs,configmaps"
         try:

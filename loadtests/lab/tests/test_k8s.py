@@ -7,14 +7,16 @@ from __future__ import annotations
 import ast
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from lab import healing, profiling, report, runner
-from lab.k8s import executor, facts, kubectl, management, manifests, outputs
+from lab.k8s import K8sConfig, executor, facts, kubectl, management, manifests, outputs, podfaults
 from lab.tests.test_healing import PAGE
 from lab.tests.test_lab import latency, write_run
 
@@ -438,6 +440,240 @@ class ManagementTest(unittest.TestCase):
         self.ex.management.close()
         self.assertIsNotNone(proc.poll())
         self.assertIn("closed", self.ex.node_metrics(timeout=1)["kvlab-0"])
+
+
+def kvlab_pod(name: str, uid: str = "u0", restarts: int = 0, ready: bool = True, sidecar: bool = True) -> dict:
+    """A kvlab pod as kubectl get pod -o json shows it (the parts the executor reads)."""
+    liveness = {"httpGet": {"path": "/health"}, "periodSeconds": 10, "failureThreshold": 3, "timeoutSeconds": 3}
+    containers = [{"name": "kvlab", "image": "kvlab/service:0.1.0", "livenessProbe": liveness}]
+    if sidecar:
+        containers.append({"name": "profiler", "image": "kvlab/profiler:0.1.0"})
+    return {
+        "metadata": {"name": name, "uid": uid},
+        "spec": {"containers": containers},
+        "status": {
+            "conditions": [{"type": "Ready", "status": "True" if ready else "False"}],
+            "containerStatuses": [
+                {"name": c["name"], "restartCount": restarts if c["name"] == "kvlab" else 0} for c in containers
+            ],
+        },
+    }
+
+
+class FakeKubectl:
+    """Records every call; `get pod` answers from a queue per pod (the last answer repeats, an
+    exception is raised), the sidecar's signal script prints the JVM's pid, other calls print
+    nothing. fail maps a call's first words to the errors it raises, one per call."""
+
+    def __init__(self, pods: dict[str, list] | None = None, pid: int = 4242):
+        self.pods = pods or {}
+        self.pid = pid
+        self.calls: list[tuple[str, ...]] = []
+        self.fail: dict[tuple[str, ...], list[Exception]] = {}
+
+    def _failure(self, args: tuple[str, ...]) -> None:
+        for prefix, errors in self.fail.items():
+            if args[: len(prefix)] == prefix and errors:
+                raise errors.pop(0)
+
+    def run(self, *args: str, stdin=None, timeout: float = 60, check: bool = True) -> str:
+        self.calls.append(args)
+        self._failure(args)
+        if args[0] == "exec" and podfaults.SIGNAL in args:
+            return f"{self.pid}\n"
+        return ""
+
+    def json(self, *args: str, timeout: float = 60) -> dict:
+        self.calls.append(args)
+        self._failure(args)
+        if args[:2] == ("get", "pod"):
+            queue = self.pods[args[2]]
+            answer = queue.pop(0) if len(queue) > 1 else queue[0]
+            if isinstance(answer, Exception):
+                raise answer
+            return answer
+        if args[:2] == ("get", "pods"):
+            return {"items": [q[0] for q in self.pods.values()]}
+        raise AssertionError(f"unexpected kubectl {args}")
+
+    def signals(self) -> list[tuple[str, ...]]:
+        """The signal calls: (pod, signal[, pid])."""
+        return [(c[1], *c[c.index("sh", 8) + 1 :]) for c in self.calls if c[0] == "exec" and podfaults.SIGNAL in c]
+
+
+def fault_executor(fake: FakeKubectl, pods: list[dict]) -> executor.K8sExecutor:
+    ex = executor.K8sExecutor.__new__(executor.K8sExecutor)
+    ex.kubectl = fake
+    ex.pods = pods
+    ex.nodes = [profiling.Node(p["metadata"]["name"], 0, "") for p in pods]
+    ex.restarts = {p["metadata"]["name"]: 0 for p in pods}
+    ex.selector = "app.kubernetes.io/instance=kvlab"
+    ex.faults, ex._phase_faults = [], 0
+    ex.management = management.Management(fake, [])
+    return ex
+
+
+class PodFaultsTest(unittest.TestCase):
+    def test_a_pause_stops_the_jvm_from_the_sidecar_and_lets_the_same_one_go_on(self):
+        fake = FakeKubectl()
+        f = podfaults.PodPause("kvlab-2", 0, 1, kubectl=fake)
+        f.begin()
+        f.end()
+        self.assertEqual(fake.signals(), [("kvlab-2", "STOP"), ("kvlab-2", "CONT", "4242")])
+        self.assertEqual(fake.calls[0][:4], ("exec", "kvlab-2", "-c", "profiler"))
+        self.assertEqual(f.describe(), "pod kvlab-2's JVM (pid 4242) paused (SIGSTOP, then SIGCONT)")
+
+    def test_sigcont_is_tried_again_unless_the_jvm_is_another_one(self):
+        fake = FakeKubectl()
+        fake.fail[("exec",)] = [RuntimeError("error dialing backend: EOF")]
+        f = podfaults.PodPause("kvlab-2", 0, 1, kubectl=fake, pid=4242, sleep=lambda s: None)
+        f.end()
+        self.assertEqual(fake.signals(), [("kvlab-2", "CONT", "4242")] * 2)
+        fake.fail[("exec",)] = [RuntimeError("the JVM is pid 77 now, not 4242: it was restarted")]
+        with self.assertRaisesRegex(RuntimeError, "it was restarted"):
+            f.end()
+        self.assertEqual(len(fake.signals()), 3)
+
+    def test_on_its_schedule_and_ended_by_stop_when_the_phase_is_cut_short(self):
+        fake = FakeKubectl()
+        f = podfaults.PodPause("kvlab-1", 0.05, 60, kubectl=fake).start(time.monotonic())
+        deadline = time.monotonic() + 5
+        while f.began_at_s is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.assertGreaterEqual(f.began_at_s, 0.05)
+        f.stop()
+        self.assertEqual(fake.signals(), [("kvlab-1", "STOP"), ("kvlab-1", "CONT", "4242")])
+        record = f.record()
+        self.assertEqual((record["kind"], record["node"], record["error"]), ("pause", "kvlab-1", ""))
+        self.assertLess(record["ended_at_s"], 5)
+
+    def test_a_kill_ends_once_a_new_container_is_ready(self):
+        before = kvlab_pod("kvlab-0", restarts=1)
+        after = [kvlab_pod("kvlab-0", restarts=2, ready=False), kvlab_pod("kvlab-0", restarts=2)]
+        fake = FakeKubectl({"kvlab-0": [before, before, *after]})
+        slept = []
+        f = podfaults.PodKill("kvlab-0", 0, 1, kubectl=fake, sleep=slept.append)
+        f.begin()
+        self.assertEqual(fake.signals(), [("kvlab-0", "KILL")])
+        f.end()
+        self.assertEqual(len(slept), 2)  # not restarted yet, then restarted but not ready
+        self.assertIn("killed (SIGKILL)", f.describe())
+
+    def test_without_a_sidecar_the_pod_is_deleted_and_waited_for(self):
+        gone = RuntimeError('Error from server (NotFound): pods "kvlab-0" not found')
+        fake = FakeKubectl(
+            {"kvlab-0": [kvlab_pod("kvlab-0", "u0", sidecar=False), gone, kvlab_pod("kvlab-0", "u1", sidecar=False)]}
+        )
+        f = podfaults.PodKill("kvlab-0", 0, 1, kubectl=fake, sidecar=False, sleep=lambda s: None)
+        f.begin()
+        f.end()
+        self.assertIn(("delete", "pod", "kvlab-0", "--grace-period=1", "--wait=false"), fake.calls)
+        self.assertEqual(fake.signals(), [])
+
+    def test_a_pod_that_does_not_come_back_is_an_error_in_bounded_time(self):
+        fake = FakeKubectl({"kvlab-0": [kvlab_pod("kvlab-0")]})
+        now = [0.0]
+        f = podfaults.PodKill(
+            "kvlab-0",
+            0,
+            1,
+            kubectl=fake,
+            ready_timeout_s=30,
+            clock=lambda: now[0],
+            sleep=lambda s: now.__setitem__(0, now[0] + s),
+        )
+        f.begin()
+        with self.assertRaisesRegex(RuntimeError, "kvlab-0 not ready 30 s after the kill .not restarted yet"):
+            f.end()
+
+    def test_the_signal_script_finds_the_jvm_and_no_other_process(self):
+        """SIGNAL in a process namespace of its own, with a `java` (a copy of sleep) in it."""
+        with tempfile.TemporaryDirectory() as tmp:
+            java = Path(tmp) / "java"
+            java.write_bytes(Path(shutil.which("sleep")).read_bytes())
+            java.chmod(0o755)
+            script = (
+                f'{java} 30 & sleep 0.2\n'
+                'pid=$(sh -c "$SIGNAL" sh STOP) || exit 1\n'
+                'echo "stopped $pid $(sed -n "s/^State:\\t\\(.\\).*/\\1/p" /proc/$pid/status)"\n'
+                'sh -c "$SIGNAL" sh CONT 999999 2>&1; echo "other $?"\n'
+                'sh -c "$SIGNAL" sh CONT "$pid" >/dev/null && sleep 0.1\n'
+                'echo "going $(sed -n "s/^State:\\t\\(.\\).*/\\1/p" /proc/$pid/status)"\n'
+                'sh -c "$SIGNAL" sh KILL >/dev/null; wait; sh -c "$SIGNAL" sh KILL 2>&1; echo "none $?"\n'
+            )
+            try:
+                p = subprocess.run(
+                    ["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", script],
+                    env=os.environ | {"SIGNAL": podfaults.SIGNAL},
+                    capture_output=True,
+                    text=True,
+                    timeout=30,
+                )
+            except OSError as e:
+                self.skipTest(f"no unshare: {e}")
+            if "unshare:" in p.stderr:
+                self.skipTest(p.stderr.strip())
+            lines = p.stdout.splitlines()
+            self.assertRegex(lines[0], r"^stopped \d+ T$", p.stdout + p.stderr)
+            self.assertIn("it was restarted", lines[1])
+            self.assertEqual(lines[2], "other 4")
+            self.assertIn(lines[3], ("going S", "going R"))
+            self.assertEqual(lines[4:], ["no JVM among the pod's processes", "none 3"])
+
+
+class ExecutorFaultsTest(unittest.TestCase):
+    def setUp(self):
+        self.pods = [kvlab_pod(f"kvlab-{i}") for i in range(3)]
+        self.fake = FakeKubectl({p["metadata"]["name"]: [p] for p in self.pods})
+        self.ex = fault_executor(self.fake, self.pods)
+
+    def test_the_outage_pauses_the_last_pod(self):
+        f = runner.Run.outage(mock.Mock(executor=self.ex), 10, 10)
+        self.assertIsInstance(f, podfaults.PodPause)
+        self.assertEqual((f.node, f.at_s, f.for_s), ("kvlab-2", 10, 10))
+
+    def test_what_cannot_be_done_is_refused_before_the_run(self):
+        with self.assertRaisesRegex(SystemExit, "NetworkPolicy only stops new connections"):
+            self.ex.fault("cutoff", 1, 5, 5)
+        with self.assertRaisesRegex(SystemExit, "cannot make a flood fault"):
+            self.ex.fault("flood", 1, 5, 5)
+        bare = fault_executor(self.fake, [kvlab_pod("kvlab-0", sidecar=False), kvlab_pod("kvlab-1", sidecar=False)])
+        with self.assertRaisesRegex(SystemExit, "profiler.enabled=true"):
+            bare.fault("pause", 0, 5, 5)
+        self.assertFalse(bare.fault("kill", 0, 5, 5).sidecar)
+        with self.assertRaisesRegex(SystemExit, "two pods or more"):
+            fault_executor(self.fake, self.pods[:1]).fault("kill", 0, 5, 5)
+        self.assertEqual(self.fake.calls, [])
+
+    def test_a_pause_longer_than_the_liveness_probe_allows_is_warned_about(self):
+        self.assertEqual(podfaults.liveness_allows_s(self.pods[0]), 23)
+        with mock.patch.object(executor, "log") as log:
+            self.ex.fault("pause", 0, 5, 10)
+            log.assert_not_called()
+            self.ex.fault("pause", 0, 5, 30)
+        self.assertIn("longer than pod kvlab-0's liveness probe allows (23 s)", log.call_args[0][0])
+
+    def test_a_restart_the_phases_kill_made_is_expected_and_no_other(self):
+        kill = self.ex.fault("kill", 1, 0, 1)
+        kill.began_at_s = 0.5
+        self.fake.pods["kvlab-1"] = [kvlab_pod("kvlab-1", restarts=1)]
+        self.ex.after_phase("put")
+        self.assertEqual(self.ex.restarts["kvlab-1"], 1)
+        self.ex.after_phase("get")
+        self.fake.pods["kvlab-1"] = [kvlab_pod("kvlab-1", restarts=2)]
+        with self.assertRaisesRegex(SystemExit, "pod kvlab-1 restarted during phase mixed"):
+            self.ex.after_phase("mixed")
+
+    def test_closing_ends_a_pause_still_on(self):
+        self.ex.fault("kill", 0, 0, 1)  # never started: nothing to end
+        f = self.ex.fault("pause", -1, 0, 20).start(time.monotonic())
+        deadline = time.monotonic() + 5
+        while f.began_at_s is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        self.ex.k, self.ex.run_id = K8sConfig(), "abc123"
+        self.ex.close()  # as when the run is interrupted
+        self.assertEqual(self.fake.signals(), [("kvlab-2", "STOP"), ("kvlab-2", "CONT", "4242")])
+        self.assertEqual(self.fake.calls[-1][:3], ("delete", "jobs,configmaps", "-l"))
 
 
 class FactsTest(unittest.TestCase):
