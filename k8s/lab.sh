@@ -11,7 +11,8 @@
 # Environment (mk/k8s.mk exports make's variables): K8S_NAMESPACE (kvlab), RELEASE (kvlab),
 # KUBECTL, HELM, K6_PODS (2), K6_IMAGE, WRK_IMAGE, WRK2_IMAGE (used when the local Docker engine has
 # it), LAB_WRK_IMAGE (this wrk image, whatever exists), K6_RESOURCES, WRK_RESOURCES,
-# SCENARIO (phases | saturation), LAB_UNINSTALL, LAB_PY.
+# SCENARIO (phases | saturation | faults), FAULTS (the fault scenario's schedule, handed on as
+# --faults), LAB_UNINSTALL, LAB_PY.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -39,14 +40,15 @@ wrk_image=${wrk_image:-${WRK_IMAGE:-}}
 
 export PYTHONPATH=$PWD/loadtests
 export KVLAB_LAB_INVOCATION=${KVLAB_LAB_INVOCATION:-k8s/lab.sh}
+case "$SCENARIO" in
+  saturation) command=(saturate) what="saturation search" ;;
+  faults) command=(faults ${FAULTS:+--faults "$FAULTS"}) what="fault scenario" ;;
+  phases) command=(run) what="phases" ;;
+  *) say "unknown SCENARIO=$SCENARIO: phases, saturation or faults"; exit 2 ;;
+esac
 rc=0
-if [ "$SCENARIO" = saturation ]; then
-  say "saturation search in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE"
-  "$LAB_PY" -m lab saturate "${args[@]}" "$@" || rc=$?
-else
-  say "phases in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE, wrk image ${wrk_image:-default}"
-  "$LAB_PY" -m lab run "${args[@]}" "$@" || rc=$?
-fi
+say "$what in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE, wrk image ${wrk_image:-default}"
+"$LAB_PY" -m lab "${command[@]}" "${args[@]}" "$@" || rc=$?
 
 if [ "${LAB_UNINSTALL:-0}" = 1 ]; then
   say "LAB_UNINSTALL=1: uninstalling release $RELEASE and deleting its data claims"

@@ -13,7 +13,9 @@
 #                       profiler sidecar (k8s-up), the load generator images built and loaded, then
 #                       the phases as Jobs against the client Service (k8s/lab.sh); the release stays.
 #                       K6_PODS (2), RATE (1000), PHASES (fill,put,get,mixed,get@wrk), NAME (k8s),
-#                       LAB_UNINSTALL=1, K6_RESOURCES, WRK_RESOURCES; the other knobs as in mk/lab.mk
+#                       LAB_UNINSTALL=1, K6_RESOURCES, WRK_RESOURCES; the other knobs as in mk/lab.mk.
+#                       SCENARIO=saturation and SCENARIO=faults (FAULTS: its schedule) as on local
+#                       nodes: a pod's JVM paused or killed from its profiler sidecar; no cut-off
 #   make lab-k8s-images the load generator images kvlab/k6, kvlab/wrk (kvlab/wrk2 where GitHub answers:
 #                       WRK2=auto|1|0), loaded into the cluster with IMAGE_LOADER
 #   make lab-k8s-smoke  CI: a short in-cluster lab in a namespace of its own, then `python -m lab check`
@@ -119,7 +121,7 @@ NAME ?= k8s
 RATE ?= 1000
 PHASES ?= fill,put,get,mixed,get@wrk
 export LAB_TARGET K8S_NAMESPACE RELEASE KUBECTL HELM K6_PODS K6_IMAGE WRK_IMAGE WRK2_IMAGE K6_RESOURCES \
-	WRK_RESOURCES LAB_WRK_IMAGE LAB_UNINSTALL
+	WRK_RESOURCES LAB_WRK_IMAGE LAB_UNINSTALL FAULTS
 endif
 
 # The smoke run has a namespace of its own, which it deletes at the end whatever happened.

@@ -15,7 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import healing, profiling, report, runner
+from lab import healing, profiling, report, runner, tools
 from lab.k8s import K8sConfig, executor, facts, kubectl, management, manifests, outputs, podfaults
 from lab.tests.test_healing import PAGE
 from lab.tests.test_lab import latency, write_run
@@ -674,6 +674,42 @@ class ExecutorFaultsTest(unittest.TestCase):
         self.ex.close()  # as when the run is interrupted
         self.assertEqual(self.fake.signals(), [("kvlab-2", "STOP"), ("kvlab-2", "CONT", "4242")])
         self.assertEqual(self.fake.calls[-1][:3], ("delete", "jobs,configmaps", "-l"))
+
+
+class LabScriptTest(unittest.TestCase):
+    """k8s/lab.sh (make lab LAB_TARGET=k8s) hands each scenario to its command of python -m lab."""
+
+    def lab_sh(self, tmp: Path, **env: str) -> tuple[subprocess.CompletedProcess, list[str]]:
+        py = tmp / "python"
+        py.write_text(f'#!/bin/sh\nprintf "%s\\n" "$@" > {tmp}/argv\n')
+        py.chmod(0o755)
+        p = subprocess.run(
+            ["bash", str(tools.ROOT / "k8s" / "lab.sh"), "--rate", "300"],
+            env=os.environ | {"LAB_PY": str(py), "LAB_WRK_IMAGE": "kvlab/wrk:0.1.0"} | env,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        argv = (tmp / "argv").read_text().splitlines() if (tmp / "argv").exists() else []
+        return p, argv
+
+    def test_each_scenario_its_command(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            _, argv = self.lab_sh(Path(tmp), SCENARIO="faults", FAULTS="kill:1@10+5,pause:2@30+5")
+            self.assertEqual(argv[:5], ["-m", "lab", "faults", "--faults", "kill:1@10+5,pause:2@30+5"])
+            self.assertEqual(argv[-2:], ["--rate", "300"])
+            self.assertIn("--executor", argv)
+            _, argv = self.lab_sh(Path(tmp), SCENARIO="saturation")
+            self.assertEqual(argv[:3], ["-m", "lab", "saturate"])
+            _, argv = self.lab_sh(Path(tmp), SCENARIO="phases", FAULTS="kill:1@10+5")
+            self.assertEqual(argv[:3], ["-m", "lab", "run"])
+            self.assertNotIn("--faults", argv)
+
+    def test_an_unknown_scenario_is_refused(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p, argv = self.lab_sh(Path(tmp), SCENARIO="chaos")
+            self.assertEqual((p.returncode, argv), (2, []))
+            self.assertIn("unknown SCENARIO=chaos", p.stderr)
 
 
 class FactsTest(unittest.TestCase):
