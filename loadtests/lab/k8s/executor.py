@@ -27,6 +27,7 @@ import shlex
 import shutil
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -269,13 +270,15 @@ class K8sExecutor:
                 out[name] = math.nan
         return out
 
-    def node_metrics(self, timeout: float = 0.9) -> dict[str, dict[str, float] | str]:
-        """Each pod's figures from its Prometheus page now (lab.healing.parse), by pod name, or why
-        a pod gave none; within about timeout seconds, whatever the pods do, and it never raises:
-        a sampler may call it every second during a phase."""
+    def node_metrics(
+        self, timeout: float = 0.9, parse: Callable[[str], dict[str, float]] = healing.parse
+    ) -> dict[str, dict[str, float] | str]:
+        """Each pod's figures from its Prometheus page now (parse: lab.healing.parse), by pod name,
+        or why a pod gave none; within about timeout seconds, whatever the pods do, and it never
+        raises: a sampler may call it every second during a phase."""
         try:
             pages = self.management.get_all("/actuator/prometheus", timeout)
-            return {pod: healing.parse(page) if isinstance(page, str) else str(page) for pod, page in pages.items()}
+            return {pod: parse(page) if isinstance(page, str) else str(page) for pod, page in pages.items()}
         except Exception as e:  # noqa: BLE001 - a sample is never a reason to stop a phase
             return {n.name: f"not read: {e}" for n in self.nodes}
 
@@ -315,6 +318,8 @@ class K8sExecutor:
         Refused before the run when the cluster or the release cannot have it."""
         if len(self.pods) < 2:
             raise SystemExit("faults need two pods or more")
+        if not -len(self.pods) <= index < len(self.pods):
+            raise SystemExit(f"no pod {index} for a {kind} fault: the release has {len(self.pods)}")
         pod = self.pods[index]
         name = pod["metadata"]["name"]
         sidecar = SIDECAR in [c["name"] for c in pod["spec"]["containers"]]

@@ -420,6 +420,11 @@ class ManagementTest(unittest.TestCase):
         self.assertEqual(self.ex.node_metrics(timeout=5)["kvlab-0"], healing.parse(PAGE))
         self.assertEqual(channel.starts, 2)
 
+    def test_a_sampler_may_read_other_figures_of_the_page(self):
+        lines = lambda page: {"lines": float(len(page.splitlines()))}  # noqa: E731
+        got = self.ex.node_metrics(timeout=5, parse=lines)
+        self.assertEqual(got["kvlab-0"], {"lines": float(len(PAGE.splitlines()))})
+
     def test_a_request_that_fails_says_how(self):
         with self.assertRaisesRegex(RuntimeError, "kvlab-0: /nowhere: curl exited 22: .*404"):
             self.ex.management.request("kvlab-0", "/nowhere")
@@ -641,6 +646,8 @@ class ExecutorFaultsTest(unittest.TestCase):
         with self.assertRaisesRegex(SystemExit, "profiler.enabled=true"):
             bare.fault("pause", 0, 5, 5)
         self.assertFalse(bare.fault("kill", 0, 5, 5).sidecar)
+        with self.assertRaisesRegex(SystemExit, "no pod 3 for a kill fault: the release has 3"):
+            self.ex.fault("kill", 3, 5, 5)
         with self.assertRaisesRegex(SystemExit, "two pods or more"):
             fault_executor(self.fake, self.pods[:1]).fault("kill", 0, 5, 5)
         self.assertEqual(self.fake.calls, [])
