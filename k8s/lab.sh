@@ -11,8 +11,8 @@
 # Environment (mk/k8s.mk exports make's variables): K8S_NAMESPACE (kvlab), RELEASE (kvlab),
 # KUBECTL, HELM, K6_PODS (2), K6_IMAGE, WRK_IMAGE, WRK2_IMAGE (used when the local Docker engine has
 # it), LAB_WRK_IMAGE (this wrk image, whatever exists), K6_RESOURCES, WRK_RESOURCES,
-# SCENARIO (phases | saturation | faults), FAULTS (the fault scenario's schedule, handed on as
-# --faults), LAB_UNINSTALL, LAB_PY.
+# SCENARIO (phases | saturation | faults: its schedule comes as --faults among the options),
+# LAB_UNINSTALL, LAB_PY.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -42,7 +42,7 @@ export PYTHONPATH=$PWD/loadtests
 export KVLAB_LAB_INVOCATION=${KVLAB_LAB_INVOCATION:-k8s/lab.sh}
 case "$SCENARIO" in
   saturation) command=(saturate) what="saturation search" ;;
-  faults) command=(faults ${FAULTS:+--faults "$FAULTS"}) what="fault scenario" ;;
+  faults) command=(faults) what="fault scenario" ;;
   phases) command=(run) what="phases" ;;
   *) say "unknown SCENARIO=$SCENARIO: phases, saturation or faults"; exit 2 ;;
 esac

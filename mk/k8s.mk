@@ -14,7 +14,7 @@
 #                       the phases as Jobs against the client Service (k8s/lab.sh); the release stays.
 #                       K6_PODS (2), RATE (1000), PHASES (fill,put,get,mixed,get@wrk), NAME (k8s),
 #                       LAB_UNINSTALL=1, K6_RESOURCES, WRK_RESOURCES; the other knobs as in mk/lab.mk.
-#                       SCENARIO=saturation and SCENARIO=faults (FAULTS: its schedule) as on local
+#                       SCENARIO=saturation, and SCENARIO=faults (FAULTS, NAME k8s-faults) as on local
 #                       nodes: a pod's JVM paused or killed from its profiler sidecar; no cut-off
 #   make lab-k8s-images the load generator images kvlab/k6, kvlab/wrk (kvlab/wrk2 where GitHub answers:
 #                       WRK2=auto|1|0), loaded into the cluster with IMAGE_LOADER
@@ -117,11 +117,11 @@ lab-k8s-images: docker-engine ## the in-cluster lab's images (k6, wrk; wrk2 wher
 # cluster that shares the machine, and wrk's GET next to k6's.
 ifeq ($(LAB_TARGET),k8s)
 lab: k8s-up lab-k8s-images
-NAME ?= k8s
+NAME ?= $(if $(filter faults,$(SCENARIO)),k8s-faults,k8s)
 RATE ?= 1000
 PHASES ?= fill,put,get,mixed,get@wrk
 export LAB_TARGET K8S_NAMESPACE RELEASE KUBECTL HELM K6_PODS K6_IMAGE WRK_IMAGE WRK2_IMAGE K6_RESOURCES \
-	WRK_RESOURCES LAB_WRK_IMAGE LAB_UNINSTALL FAULTS
+	WRK_RESOURCES LAB_WRK_IMAGE LAB_UNINSTALL
 endif
 
 # The smoke run has a namespace of its own, which it deletes at the end whatever happened.

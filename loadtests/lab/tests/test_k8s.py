@@ -702,15 +702,14 @@ class LabScriptTest(unittest.TestCase):
 
     def test_each_scenario_its_command(self):
         with tempfile.TemporaryDirectory() as tmp:
-            _, argv = self.lab_sh(Path(tmp), SCENARIO="faults", FAULTS="kill:1@10+5,pause:2@30+5")
-            self.assertEqual(argv[:5], ["-m", "lab", "faults", "--faults", "kill:1@10+5,pause:2@30+5"])
+            _, argv = self.lab_sh(Path(tmp), SCENARIO="faults")
+            self.assertEqual(argv[:3], ["-m", "lab", "faults"])
             self.assertEqual(argv[-2:], ["--rate", "300"])
             self.assertIn("--executor", argv)
             _, argv = self.lab_sh(Path(tmp), SCENARIO="saturation")
             self.assertEqual(argv[:3], ["-m", "lab", "saturate"])
-            _, argv = self.lab_sh(Path(tmp), SCENARIO="phases", FAULTS="kill:1@10+5")
+            _, argv = self.lab_sh(Path(tmp), SCENARIO="phases")
             self.assertEqual(argv[:3], ["-m", "lab", "run"])
-            self.assertNotIn("--faults", argv)
 
     def test_an_unknown_scenario_is_refused(self):
         with tempfile.TemporaryDirectory() as tmp:
