@@ -271,7 +271,7 @@ class K8sExecutor:
         return out
 
     def node_metrics(
-        self, timeout: float = 0.9, parse: Callable[[str], dict[str, float]] = healing.parse
+        self, timeout: float = 0.8, parse: Callable[[str], dict[str, float]] = healing.parse
     ) -> dict[str, dict[str, float] | str]:
         """Each pod's figures from its Prometheus page now (parse: lab.healing.parse), by pod name,
         or why a pod gave none; within about timeout seconds, whatever the pods do, and it never
@@ -285,7 +285,7 @@ class K8sExecutor:
     def heal_sample(self) -> dict:
         """Each pod's healing counters (lab.healing) from its management port; a pod that cannot be
         read gets why instead."""
-        return self.node_metrics(timeout=5.0)
+        return self.node_metrics(timeout=5.0, parse=healing.parse)
 
     def await_healed(self, timeout_s: float) -> dict:
         """After a fault: every hint replayed, then a repair round between every two pods (lab.healing),
