@@ -3,7 +3,7 @@
 #   k8s/lab.sh [python -m lab run|saturate options, without --targets]
 # The release must be installed with the profiler sidecar and the load generator images must be
 # in the cluster: make does both first (make k8s-up, make lab-k8s-images). This runs the lab's
-# Kubernetes executor (loadtests/lab/k8s.py) against the release's client Service: each phase a
+# Kubernetes executor (loadtests/lab/k8s/) against the release's client Service: each phase a
 # Job in the release's namespace, k6 over K6_PODS pods with execution segments, wrk in one pod,
 # every kvlab pod profiled through its sidecar; the report lands in reports/ as a local run's does.
 # The release stays installed; LAB_UNINSTALL=1 uninstalls it afterwards and deletes its data claims.
@@ -11,7 +11,8 @@
 # Environment (mk/k8s.mk exports make's variables): K8S_NAMESPACE (kvlab), RELEASE (kvlab),
 # KUBECTL, HELM, K6_PODS (2), K6_IMAGE, WRK_IMAGE, WRK2_IMAGE (used when the local Docker engine has
 # it), LAB_WRK_IMAGE (this wrk image, whatever exists), K6_RESOURCES, WRK_RESOURCES,
-# SCENARIO (phases | saturation), LAB_UNINSTALL, LAB_PY.
+# SCENARIO (phases | saturation | faults: its schedule comes as --faults among the options),
+# LAB_UNINSTALL, LAB_PY.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -39,14 +40,15 @@ wrk_image=${wrk_image:-${WRK_IMAGE:-}}
 
 export PYTHONPATH=$PWD/loadtests
 export KVLAB_LAB_INVOCATION=${KVLAB_LAB_INVOCATION:-k8s/lab.sh}
+case "$SCENARIO" in
+  saturation) command=(saturate) what="saturation search" ;;
+  faults) command=(faults) what="fault scenario" ;;
+  phases) command=(run) what="phases" ;;
+  *) say "unknown SCENARIO=$SCENARIO: phases, saturation or faults"; exit 2 ;;
+esac
 rc=0
-if [ "$SCENARIO" = saturation ]; then
-  say "saturation search in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE"
-  "$LAB_PY" -m lab saturate "${args[@]}" "$@" || rc=$?
-else
-  say "phases in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE, wrk image ${wrk_image:-default}"
-  "$LAB_PY" -m lab run "${args[@]}" "$@" || rc=$?
-fi
+say "$what in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE, wrk image ${wrk_image:-default}"
+"$LAB_PY" -m lab "${command[@]}" "${args[@]}" "$@" || rc=$?
 
 if [ "${LAB_UNINSTALL:-0}" = 1 ]; then
   say "LAB_UNINSTALL=1: uninstalling release $RELEASE and deleting its data claims"

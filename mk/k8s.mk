@@ -13,7 +13,9 @@
 #                       profiler sidecar (k8s-up), the load generator images built and loaded, then
 #                       the phases as Jobs against the client Service (k8s/lab.sh); the release stays.
 #                       K6_PODS (2), RATE (1000), PHASES (fill,put,get,mixed,get@wrk), NAME (k8s),
-#                       LAB_UNINSTALL=1, K6_RESOURCES, WRK_RESOURCES; the other knobs as in mk/lab.mk
+#                       LAB_UNINSTALL=1, K6_RESOURCES, WRK_RESOURCES; the other knobs as in mk/lab.mk.
+#                       SCENARIO=saturation, and SCENARIO=faults (FAULTS, NAME k8s-faults) as on local
+#                       nodes: a pod's JVM paused or killed from its profiler sidecar; no cut-off
 #   make lab-k8s-images the load generator images kvlab/k6, kvlab/wrk (kvlab/wrk2 where GitHub answers:
 #                       WRK2=auto|1|0), loaded into the cluster with IMAGE_LOADER
 #   make lab-k8s-smoke  CI: a short in-cluster lab in a namespace of its own, then `python -m lab check`
@@ -111,10 +113,14 @@ lab-k8s-images: docker-engine ## the in-cluster lab's images (k6, wrk; wrk2 wher
 
 # make lab LAB_TARGET=k8s: mk/lab.mk's `lab` runs scripts/lab.sh, which hands over to k8s/lab.sh;
 # first the release is installed or updated with the profiler sidecar and the images are loaded.
-# Defaults of its own: a name of its own (its reports compare with each other), a rate for a
+# Defaults of its own (the K8S_ lines of loadtests/lab/defaults.env): a name of its own (its reports
+# compare with each other), a rate for a
 # cluster that shares the machine, and wrk's GET next to k6's.
 ifeq ($(LAB_TARGET),k8s)
 lab: k8s-up lab-k8s-images
+ifeq ($(SCENARIO),faults)
+NAME ?= k8s-faults
+endif
 $(call lab_defaults,K8S_)
 export LAB_TARGET K8S_NAMESPACE RELEASE KUBECTL HELM K6_PODS K6_IMAGE WRK_IMAGE WRK2_IMAGE K6_RESOURCES \
 	WRK_RESOURCES LAB_WRK_IMAGE LAB_UNINSTALL

@@ -1,6 +1,6 @@
 #!/bin/bash
 # In a load generator pod of the in-cluster lab (a Job the lab's Kubernetes executor,
-# loadtests/lab/k8s.py, creates; this file reaches the pod in a ConfigMap with the k6 and wrk scripts):
+# loadtests/lab/k8s/, creates; this file reaches the pod in a ConfigMap with the k6 and wrk scripts):
 #   job.sh k6 run [OPTIONS] SCRIPT          job.sh wrk|wrk2 [OPTIONS] URL
 # 1. prints the tool's version, then waits (at most START_TIMEOUT seconds, 300) for the runner's
 #    start signal: the file $WORK/start-at (WORK=/work, the pod's emptyDir) holding a time in

@@ -53,7 +53,7 @@ def plan(events: list[str], duration_s: float, gap_s: float = 0.0) -> list[Windo
 class Profiling:
     """Runs the windows of a phase in a background thread; records every flame graph or failure.
     Window offsets count from t0 (a time.monotonic() value; default: when start() is called).
-    This class profiles local JVMs by PID with profile.sh; lab.k8s.PodProfiling profiles pods
+    This class profiles local JVMs by PID with profile.sh; lab.k8s.executor.PodProfiling profiles pods
     through their sidecar (the command and where the file lands are the only differences)."""
 
     nodes: list[Node]

@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import check, faults, healing, k8s, load, report, runner
+from lab import check, faults, healing, load, report, runner
 from lab.tests.test_lab import FakeExecutor, write_run
 
 PAGE = """# HELP kvlab_hints_written_total Hints kept of writes peers missed
@@ -420,30 +420,6 @@ class HealingReportTest(unittest.TestCase):
                 ["the healing table has no row for phase get"],
                 check.healing_problems(json.loads((d / "run.json").read_text()), md),
             )
-
-
-class K8sHealSampleTest(unittest.TestCase):
-    def test_reads_each_pods_counters_through_kubectl_exec(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            kubectl = Path(tmp) / "kubectl"
-            page = Path(tmp) / "page"
-            page.write_text(PAGE)
-            kubectl.write_text(
-                "#!/bin/sh\n"
-                f'echo "$*" >> {tmp}/calls\n'
-                'case "$*" in *kvlab-1*) echo "no such pod" >&2; exit 1 ;; esac\n'
-                f"cat {page}\n"
-            )
-            kubectl.chmod(0o755)
-            executor = k8s.K8sExecutor.__new__(k8s.K8sExecutor)
-            executor.kubectl = k8s.Kubectl(str(kubectl), "ns")
-            executor.nodes = [runner.profiling.Node("kvlab-0", 0, ""), runner.profiling.Node("kvlab-1", 0, "")]
-            got = executor.heal_sample()
-            self.assertEqual(healing.parse(PAGE), got["kvlab-0"])
-            self.assertIn("no such pod", got["kvlab-1"])
-            calls = (Path(tmp) / "calls").read_text()
-            self.assertIn("--namespace ns exec kvlab-0 -c kvlab -- sh -c curl -fsS -m 5", calls)
-            self.assertIn("${MANAGEMENT_SERVER_PORT:-9080}/actuator/prometheus", calls)
 
 
 if __name__ == "__main__":
