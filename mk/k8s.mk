@@ -114,8 +114,7 @@ lab-k8s-images: docker-engine ## the in-cluster lab's images (k6, wrk; wrk2 wher
 # make lab LAB_TARGET=k8s: mk/lab.mk's `lab` runs scripts/lab.sh, which hands over to k8s/lab.sh;
 # first the release is installed or updated with the profiler sidecar and the images are loaded.
 # Defaults of its own (the K8S_ lines of loadtests/lab/defaults.env): a name of its own (its reports
-# compare with each other), a rate for a
-# cluster that shares the machine, and wrk's GET next to k6's.
+# compare with each other), a rate for a cluster that shares the machine, and wrk's GET next to k6's.
 ifeq ($(LAB_TARGET),k8s)
 lab: k8s-up lab-k8s-images
 ifeq ($(SCENARIO),faults)
