@@ -466,9 +466,13 @@ def run_saturation(cfg: RunConfig, sat: Saturation, executor=None) -> Path:
         return run.finish()
 
 
+# The lowest rate a search steps down to when its first step fails.
+MIN_SEARCH_RATE = 50
+
+
 def search(run: Run, sat: Saturation, events: list[str]) -> dict:
-    """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail;
-    run.json's "saturation" holds the steps and the highest rate sustained, and each step's phase
+    """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail
+    (down, when the first step fails already, until a rate holds); run.json's "saturation" holds the steps and the highest rate sustained, and each step's phase
     record is marked saturation_step."""
     cfg = run.cfg
     steps = []
@@ -506,7 +510,14 @@ def search(run: Run, sat: Saturation, events: list[str]) -> dict:
             if failing:
                 why.append(f"{r['error_rate'] * 100:.2f}% of requests failed")
             reason = f"at {rate}/s: " + "; ".join(why)
-            break
+            lower = int(rate / sat.factor)
+            if any(s["ok"] for s in steps) or lower < MIN_SEARCH_RATE:
+                break
+            # Not even the first rate held: step down until one does, so the search still answers.
+            rate = lower
+            continue
+        if len(steps) > 1 and steps[-2]["rate"] > rate:
+            break  # stepping down, the first rate that held: the reason is the step above's
         nxt = int(round(rate * sat.factor))
         rate = nxt if nxt > rate else rate + 1
     passed = [s["rate"] for s in steps if s["ok"]]
