@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs the load lab's tools, pinned, into the project-local folder .tools/ (git-ignored).
-#   loadtests/tools/install.sh [k6|wrk|jattach|async-profiler|venv ...]   (default: all of them)
+#   loadtests/tools/install.sh [k6|wrk|jattach|async-profiler|venv|nft ...]   (default: all but nft)
 # Idempotent and silent when everything is there; otherwise one line per tool it installs.
 #
 #   k6              .tools/bin/k6, built from its Go module (go install go.k6.io/k6@$K6_VERSION);
@@ -13,6 +13,8 @@
 #                   .tools/async-profiler/$ASYNC_PROFILER_VERSION/lib/.
 #   venv            .tools/venv with loadtests/lab/requirements.txt (matplotlib, Jinja2), for the
 #                   runner and the report generator.
+#   nft             Debian's nftables through apt, for the fault scenario's cut-off (only when asked
+#                   for by name: the default set leaves it out).
 # Environment: KVLAB_TOOLS (default <repo>/.tools), KVLAB_CACHE, GO (the go binary), PYTHON (3.11+),
 # JAVA_HOME (a JDK for the Maven Wrapper; default the Temurin 25 of our machines).
 set -euo pipefail
@@ -108,6 +110,11 @@ install_async_profiler() {
   rm -rf "$dir/unpacked"
 }
 
+install_nft() {
+  command -v nft >/dev/null && return
+  run_timed "nft (apt-get install nftables, to cut a node off in the fault scenario)" apt_install nftables
+}
+
 install_venv() {
   local venv=$TOOLS/venv req=$ROOT/loadtests/lab/requirements.txt
   local want; want=$(sha256sum "$req" | cut -d' ' -f1)
@@ -137,6 +144,7 @@ for tool in "${wanted[@]}"; do
     jattach) install_jattach ;;
     async-profiler) install_async_profiler ;;
     venv) install_venv ;;
-    *) die "unknown tool '$tool' (k6, wrk, jattach, async-profiler, venv)" ;;
+    nft) install_nft ;;
+    *) die "unknown tool '$tool' (k6, wrk, jattach, async-profiler, venv, nft)" ;;
   esac
 done
