@@ -4,7 +4,10 @@
 #   make lab            the whole lab: build, start a local cluster of its own, fill, PUT, GET and
 #                       mixed phases profiled on every node, a short saturation search (how much
 #                       can it take?), stop the cluster, write the report. SCENARIO=saturation runs
-#                       the search alone, with every step profiled.
+#                       the search alone, with every step profiled. SCENARIO=faults: fill, warm-up,
+#                       then one mixed phase at RATE during which the last node is killed, paused and
+#                       cut off (FAULTS), each followed by time to recover, then the wait for the
+#                       cluster to heal. Cutting a node off needs root.
 #                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1.
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
@@ -25,7 +28,8 @@
 # WARMUP (60s), PHASES (fill,put,get,mixed; also range, status, and outage: the mixed load with the
 # last node paused for its middle third, then the wait for the cluster to heal), KEYS, VALUE_SIZE,
 # REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none), SLO_P99_MS (10),
-# SEARCH (get | none: the short saturation search after the phases), SEARCH_STEPS, SEARCH_STEP, ...
+# SEARCH (get | none: the short saturation search after the phases), SEARCH_STEPS, SEARCH_STEP, ...,
+# FAULTS (SCENARIO=faults: kind@at+for,... with kinds kill, pause, cutoff; kill:n1@20+15 names a node).
 # More: NAME (local), PIDS (the nodes `make up` started, data/run/*.pid), COMPARE (a report; default
 # the latest other), LAB_ARGS (more options of `python -m lab run --help`).
 
@@ -46,7 +50,8 @@ LAB_OPTIONS = $(join $(addprefix --,$(shell echo $(LAB_KNOBS) | tr 'A-Z_' 'a-z-'
 LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) $(LAB_OPTIONS)
 
 
-# What `make lab` runs: phases (the PHASES at RATE, then a short search) or saturation (the search alone).
+# What `make lab` runs: phases (the PHASES at RATE, then a short search), saturation (the search
+# alone) or faults (one mixed phase with FAULTS).
 SCENARIO ?= phases
 
 # Hot-path benchmark
@@ -61,11 +66,11 @@ RUNS ?= 3
 
 .PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-report lab-profile lab-selftest
 
-lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation] -> reports/
+lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults FAULTS=] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) \
 	KVLAB_LAB_INVOCATION="make lab $(strip $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
-	scripts/lab.sh --name $(if $(filter local,$(NAME)),lab,$(NAME)) $(LAB_OPTIONS) \
-		$(if $(filter saturation,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
+	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter faults,$(SCENARIO)),faults,lab),$(NAME)) $(LAB_OPTIONS) \
+		$(if $(filter saturation faults,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
 
 lab-smoke: ## CI: a short `make lab` end to end (an outage last), then a check that its report has every part
 	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6 \
@@ -99,6 +104,7 @@ lab-profile: lab-tools ## one flame graph: PROFILE_PID=pid [EVENT=cpu SECONDS=10
 	@test -n "$(PROFILE_PID)" || { echo "usage: make lab-profile PROFILE_PID=<jvm pid> [EVENT=cpu SECONDS=10 OUT=profile.html]"; exit 2; }
 	loadtests/profiler/profile.sh $(PROFILE_PID) $(or $(EVENT),cpu) $(or $(SECONDS),10) $(or $(OUT),profile-$(PROFILE_PID)-$(or $(EVENT),cpu).html)
 
-lab-selftest: ## test the lab's own code: report generator, wrk parsing, profiling windows, warm-ups
+lab-selftest: ## test the lab's own code: report generator, wrk parsing, profiling windows, warm-ups, faults
 	@loadtests/tools/install.sh venv wrk
+	@if [ "$$(id -u)" = 0 ]; then loadtests/tools/install.sh nft; fi
 	cd loadtests && $(LAB_PY) -m unittest discover -s lab/tests -t . -v

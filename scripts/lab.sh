@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make lab`: from a built jar to a report. Starts a cluster of its own (NODES local processes on
-# 127.0.0.1:LAB_PORT.., fresh data under data/lab), runs the load lab against it (the phases, or a
-# saturation search with SCENARIO=saturation), stops the cluster, and prints where the report is.
+# 127.0.0.1:LAB_PORT.., fresh data under data/lab), runs the load lab against it (the phases, a
+# saturation search with SCENARIO=saturation, or a mixed phase during which one node is killed,
+# paused and cut off with SCENARIO=faults), stops the cluster, and prints where the report is.
 # Every knob comes from the environment; mk/lab.mk passes make's variables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +17,8 @@ LAB_PORT=${LAB_PORT:-8280}
 LAB_JAVA_OPTS=${LAB_JAVA_OPTS:--Xmx512m}
 SCENARIO=${SCENARIO:-phases}
 case $SCENARIO in
-  phases | saturation) ;;
-  *) echo "SCENARIO=$SCENARIO: phases (the default) or saturation" >&2; exit 2 ;;
+  phases | saturation | faults) ;;
+  *) echo "SCENARIO=$SCENARIO: phases (the default), saturation or faults" >&2; exit 2 ;;
 esac
 LAB_PY=${LAB_PY:-.tools/venv/bin/python}
 export DATA_ROOT=${LAB_DATA:-./data/lab}
@@ -31,24 +32,40 @@ if ls "$DATA_ROOT"/run/*.pid >/dev/null 2>&1; then
   scripts/local-cluster.sh down
 fi
 rm -rf "$DATA_ROOT"
+targets=$(seq -s, -f "http://127.0.0.1:%g" "$LAB_PORT" "$((LAB_PORT + NODES - 1))")
+export PYTHONPATH=$PWD/loadtests
 cleanup() {
+  # A faults run that was killed may have left a node cut off: its firewall table and cgroup go first.
+  [ "$SCENARIO" != faults ] || "$LAB_PY" -m lab cleanup-faults --targets "$targets" || true
   say "stopping the lab cluster"
   scripts/local-cluster.sh down || true
   [ -n "${KEEP_DATA:-}" ] || rm -rf "$DATA_ROOT"
 }
 trap cleanup EXIT
 
+if [ "$SCENARIO" = faults ]; then
+  # Cutting a node off takes nft (and root); without root the lab leaves the cut-off out and says why.
+  if [ "$(id -u)" = 0 ]; then loadtests/tools/install.sh nft; fi
+fi
+
 say "starting $NODES nodes on 127.0.0.1:$LAB_PORT.. ($LAB_JAVA_OPTS)"
 scripts/local-cluster.sh up "$NODES"
-targets=$(seq -s, -f "http://127.0.0.1:%g" "$LAB_PORT" "$((LAB_PORT + NODES - 1))")
-pids=$(cat "$DATA_ROOT"/run/n*.pid | paste -sd,)
+# In the targets' order; a node the lab kills and starts again gets its new pid written to its file.
+run_dir=$(cd "$DATA_ROOT/run" && pwd)
+pid_files="" pids=""
+for ((i = 0; i < NODES; i++)); do
+  pid_files+="${pid_files:+,}$run_dir/n$i.pid"
+  pids+="${pids:+,}$(cat "$run_dir/n$i.pid")"
+done
 
-export PYTHONPATH=$PWD/loadtests
 export KVLAB_LAB_INVOCATION=${KVLAB_LAB_INVOCATION:-scripts/lab.sh}
 common=(--targets "$targets" --pids "$pids" "$@")
 if [ "$SCENARIO" = saturation ]; then
   say "saturation search"
   "$LAB_PY" -m lab saturate "${common[@]}"
+elif [ "$SCENARIO" = faults ]; then
+  say "faults"
+  "$LAB_PY" -m lab faults --pid-files "$pid_files" "${common[@]}"
 else
   say "phases"
   "$LAB_PY" -m lab run "${common[@]}"

@@ -2,6 +2,7 @@
 
     python -m lab run       --targets URL,... --pids PID,... [--phases fill,put,get,mixed] [--rate N] ...
     python -m lab saturate  --targets URL,... --pids PID,... [--scenario get] [--start-rate N] ...
+    python -m lab faults    --targets URL,... --pids PID,... [--faults kill@20+15,pause@70+15,...] ...
     python -m lab hotpath   [--tool k6|wrk] [--duration 30] ...
     python -m lab report    RUN_DIR [--compare OTHER_RUN_DIR]
     python -m lab check     RUN_DIR      (does the report have every part?)
@@ -18,8 +19,9 @@ import argparse
 import signal
 import sys
 from pathlib import Path
+from urllib.parse import urlparse
 
-from . import check, defaults, replication_cost, runner
+from . import check, defaults, faults, isolation, replication_cost, runner
 
 # Every option's default: defaults.env, through the run's settings.
 D = runner.RunConfig(targets=[], pids=[])
@@ -117,19 +119,39 @@ def _common(p: argparse.ArgumentParser) -> None:
 SEARCHES = ["get", "put", "mixed", "range", "status"]
 
 
-def _search(p: argparse.ArgumentParser, what: str) -> None:
-    """What a saturation search loads and how it steps the rate."""
-    p.add_argument("--search", "--scenario", choices=[*SEARCHES, "none"], default=S.scenario, help=f"{what} ({S.scenario})")
-    p.add_argument("--search-steps", type=int, default=S.max_steps, help=f"steps at most ({S.max_steps})")
-    p.add_argument("--search-step", type=_duration, default=S.step_duration_s, help=f"each step ({S.step_duration_s}s)")
-    p.add_argument("--start-rate", type=int, default=S.start_rate, help=f"the first step's rate ({S.start_rate}/s)")
-    p.add_argument("--factor", type=float, default=S.factor, help=f"rate multiplier per step ({S.factor:g})")
-    p.add_argument("--max-rate", type=int, default=S.max_rate, help=f"the highest rate tried ({S.max_rate}/s)")
+def _search(p: argparse.ArgumentParser, what: str | None) -> None:
+    """What a saturation search loads and how it steps the rate. what None: taken (make passes every
+    knob to every command) but neither used nor shown."""
+
+    def shown(text: str) -> str:
+        return text if what is not None else argparse.SUPPRESS
+
+    p.add_argument("--search", "--scenario", choices=[*SEARCHES, "none"], default=S.scenario, help=shown(f"{what} ({S.scenario})"))
+    p.add_argument("--search-steps", type=int, default=S.max_steps, help=shown(f"steps at most ({S.max_steps})"))
+    p.add_argument("--search-step", type=_duration, default=S.step_duration_s, help=shown(f"each step ({S.step_duration_s}s)"))
+    p.add_argument("--start-rate", type=int, default=S.start_rate, help=shown(f"the first step's rate ({S.start_rate}/s)"))
+    p.add_argument("--factor", type=float, default=S.factor, help=shown(f"rate multiplier per step ({S.factor:g})"))
+    p.add_argument("--max-rate", type=int, default=S.max_rate, help=shown(f"the highest rate tried ({S.max_rate}/s)"))
     p.add_argument(
         "--tolerance",
         type=float,
         default=S.tolerance,
-        help=f"how far the achieved rate may fall behind the requested one ({S.tolerance:g})",
+        help=shown(f"how far the achieved rate may fall behind the requested one ({S.tolerance:g})"),
+    )
+
+
+def _faults(p: argparse.ArgumentParser, shown: bool) -> None:
+    """The fault scenario's schedule; taken but neither used nor shown by the other commands (make
+    passes every knob to every command)."""
+    p.add_argument(
+        "--faults",
+        default=faults.DEFAULT_SCHEDULE,
+        help="kind@at+for in seconds from the start of the phase's load, comma-separated; kinds "
+        f"{', '.join(faults.KINDS)}; on the last node unless named (kill:n1@20+15). This default "
+        f"({faults.DEFAULT_SCHEDULE}) leaves out a fault this machine cannot make (a cutoff needs "
+        "root) and says why; another schedule that asks for one stops the run"
+        if shown
+        else argparse.SUPPRESS,
     )
 
 
@@ -242,7 +264,22 @@ def _config(a: argparse.Namespace, phases: list[str]) -> runner.RunConfig:
         reports_dir=a.reports_dir,
         compare=a.compare,
         heal_timeout_s=a.heal_timeout,
+        pid_files=getattr(a, "pid_files", []),
     )
+
+
+def _cleanup_faults(targets: list[str]) -> int:
+    """What a killed run leaves of a cut-off on these nodes' ports; nothing to do without the means to cut."""
+    if isolation.unavailable():
+        return 0
+    failed = False
+    for t in targets:
+        key = str(urlparse(t).port)
+        if isolation.leftover(key):
+            errors = isolation.release(key, None)
+            print(f"removed the cut-off of port {key}" + (f": {'; '.join(errors)}" if errors else ""), file=sys.stderr)
+            failed |= bool(errors)
+    return 1 if failed else 0
 
 
 def _terminated(signum, frame):
@@ -268,11 +305,38 @@ def main(argv: list[str]) -> int:
         f"cluster to heal ({','.join(D.phases)})",
     )
     _search(p_run, "after the phases, how much can it take: a short saturation search of this load, or none")
+    _faults(p_run, shown=False)
 
     p_sat = sub.add_parser("saturate", help="step the rate up until the SLO breaks; report the maximum")
     _common(p_sat)
     _search(p_sat, "the load stepped up")
+    _faults(p_sat, shown=False)
     p_sat.add_argument("--no-fill", action="store_true", help="the key space is filled already")
+
+    p_faults = sub.add_parser(
+        "faults",
+        help="fill, warm up, then one mixed phase during which nodes are killed, paused and cut off on a schedule",
+    )
+    _common(p_faults)
+    _search(p_faults, None)
+    _faults(p_faults, shown=True)
+    p_faults.add_argument(
+        "--pid-files",
+        type=lambda s: [Path(x) for x in _list(s)],
+        default=[],
+        help="files holding the nodes' PIDs, in --pids' order: a node killed and started again gets its "
+        "new PID written there (scripts/local-cluster.sh's, so `down` stops it)",
+    )
+    p_faults.epilog = (
+        "--duration is the faulty phase's, lengthened to end "
+        f"{faults.RECOVERY_S} s after the last fault when it leaves less than {faults.MIN_RECOVERY_S} s"
+    )
+
+    p_clean = sub.add_parser(
+        "cleanup-faults",
+        help="remove the firewall table and cgroup a cut-off leaves when its run is killed",
+    )
+    p_clean.add_argument("--targets", type=_list, required=True, help="the nodes' base URLs, comma-separated")
 
     p_hot = sub.add_parser("hotpath", help="one node of its own, GET 25k/s and PUT 15k/s against its no-op route: CPU per request")
     p_hot.add_argument("--jar", type=Path, default=runner.tools.ROOT / "service" / "target" / "kvlab-service.jar")
@@ -322,6 +386,8 @@ def main(argv: list[str]) -> int:
     p_cost.add_argument("--out", type=Path, required=True)
 
     a = parser.parse_args(argv)
+    if a.command == "cleanup-faults":
+        return _cleanup_faults(a.targets)
     if a.command == "check":
         return check.main(a.run_dir)
     if a.command == "target-rate":
@@ -346,6 +412,14 @@ def main(argv: list[str]) -> int:
             raise SystemExit("a saturation search needs a load to step up: --search get, put, mixed, range or status")
         cfg = _config(a, [a.search])
         out = runner.run_saturation(cfg, _saturation(a, fill=not a.no_fill), _executor(a, cfg))
+    elif a.command == "faults":
+        try:
+            schedule = faults.parse_schedule(a.faults)
+        except ValueError as e:
+            p_faults.error(f"--faults: {e}")
+        cfg = _config(a, ["fill", "mixed"])
+        plan = runner.FaultPlan(schedule, a.faults.strip() != faults.DEFAULT_SCHEDULE, a.duration)
+        out = runner.run_faults(cfg, plan, _executor(a, cfg))
     elif a.command == "hotpath":
         from . import hotpath
 

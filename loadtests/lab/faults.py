@@ -27,15 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import isolation, tools
+from . import defaults, isolation, tools
 from .load import log
 
 KINDS = ("kill", "pause", "cutoff")
-# The fault scenario's schedule: each fault on the last node, 35 s apart after it ended.
-DEFAULT_SCHEDULE = "kill@20+15,pause@70+15,cutoff@120+15"
-# After the last fault the phase goes on this long unless its duration is given, for the cluster to recover.
+DEFAULT_SCHEDULE = defaults.text("FAULTS")
+# A phase too short for its schedule goes on this long after the last fault, for the cluster to recover.
 RECOVERY_S = 30
-# A duration given must leave at least this long after the last fault.
+# What a duration must leave after the last fault not to be lengthened.
 MIN_RECOVERY_S = 10
 
 
@@ -177,18 +176,13 @@ def place(schedule: list[Planned], nodes: list[str]) -> list[tuple[Planned, int]
     return placed
 
 
-def phase_seconds(schedule: list[Planned], duration_s: int | None) -> int:
-    """How long the phase with these faults runs: duration_s when given (it must leave MIN_RECOVERY_S
-    after the last fault), else until RECOVERY_S after the last fault."""
+def phase_seconds(schedule: list[Planned], duration_s: int) -> int:
+    """How long the phase with these faults runs: duration_s when it leaves MIN_RECOVERY_S after the
+    last fault, else until RECOVERY_S after it (the lab's default duration is a fixed-rate phase's)."""
     last = max(p.at_s + p.for_s for p in schedule)
-    if duration_s is None:
-        return int(-(-(last + RECOVERY_S) // 1))
-    if duration_s < last + MIN_RECOVERY_S:
-        raise SystemExit(
-            f"the phase lasts {duration_s} s but its last fault ends at {last:g} s: give at least "
-            f"{last + MIN_RECOVERY_S:g} s for the cluster to recover, or leave the duration out ({last + RECOVERY_S:g} s)"
-        )
-    return duration_s
+    if duration_s >= last + MIN_RECOVERY_S:
+        return duration_s
+    return int(-(-(last + RECOVERY_S) // 1))
 
 
 @dataclass

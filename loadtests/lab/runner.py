@@ -1,6 +1,6 @@
-"""A lab run against running nodes: fill, then phases at a fixed rate (or a saturation search),
-every node profiled during every phase, everything under reports/<timestamp>-<name>/, then the
-report."""
+"""A lab run against running nodes: fill, then phases at a fixed rate (or a saturation search, or
+one phase with faults on a schedule), every node profiled during every phase, everything under
+reports/<timestamp>-<name>/, then the report."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import time
 import urllib.request
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
+from urllib.parse import urlparse
 
-from . import defaults, envinfo, faults, healing, load, profiling, tools
+from . import defaults, envinfo, faults, healing, isolation, load, profiling, recovery, tools
 from .load import LoadSpec, log
 from .results import worst
 
@@ -56,6 +57,9 @@ class RunConfig:
     heal_timeout_s: int = defaults.seconds("HEAL_TIMEOUT")
     # The short saturation search after the phases: its Saturation, None for none.
     search: Saturation | None = None
+    # Files that hold the nodes' pids, in --pids' order (scripts/local-cluster.sh's): a node the lab
+    # starts again gets its new pid written there, so whatever stops the cluster stops it.
+    pid_files: list[Path] = field(default_factory=list)
 
     def spec(
         self, scenario: str, rate: int | None = None, duration_s: int | None = None, tool: str | None = None
@@ -187,13 +191,54 @@ class LocalExecutor:
         return healing.sample(self.management())
 
     def fault(self, kind: str, index: int, at_s: float, for_s: float) -> faults.ScheduledFault:
-        """A fault of node index (-1: the last), at_s into the phase's load, for for_s; not started."""
+        """A fault of node index (-1: the last), at_s into the phase's load, for for_s; not started.
+        SystemExit when this machine cannot make it, saying what it needs."""
         if len(self.nodes) < 2 or len(self.cfg.pids) != len(self.cfg.targets):
             raise SystemExit("faults need two nodes or more, each with its PID (--pids) in --targets' order")
+        index %= len(self.nodes)
         node = self.nodes[index]
+
+        def pid_of() -> int:
+            return self.nodes[index].pid
+
         if kind == "pause":
-            return faults.Pause(node.name, at_s, for_s, pid=node.pid)
+            return faults.Pause(node.name, at_s, for_s, pid=node.pid, pid_of=pid_of)
+        if kind == "kill":
+            return faults.Kill(
+                node.name, at_s, for_s, pid=node.pid, pid_of=pid_of, target=node.target,
+                restarted=lambda pid: self.restarted(index, pid),
+            )
+        if kind == "cutoff":
+            why = isolation.unavailable()
+            if why:
+                raise SystemExit(f"cannot cut node {node.name} off: {why}")
+            return faults.CutOff(node.name, at_s, for_s, pid=node.pid, pid_of=pid_of, ports=self.ports(index))
         raise SystemExit(f"the {self.name} executor cannot make a {kind} fault")
+
+    def ports(self, index: int) -> tuple[int, int]:
+        """Node index's listening ports: its client port and its management port."""
+        return tuple(urlparse(u).port for u in (self.cfg.targets[index], healing.management_url(self.cfg.targets[index])))
+
+    def restarted(self, index: int, pid: int) -> None:
+        """Node index runs again as pid: profiling, CPU accounting and the liveness check follow it."""
+        node = self.nodes[index]
+        log(f"node {node.name} runs again as pid {pid} (was {node.pid})")
+        node.pid = pid
+        self.cfg.pids[index] = pid
+        if index < len(self.cfg.pid_files):
+            Path(self.cfg.pid_files[index]).write_text(f"{pid}\n")
+        else:
+            log(f"no pid file of node {node.name} (--pid-files): stop pid {pid} yourself when done")
+
+    def clean_faults(self) -> None:
+        """Removes what a killed run may have left of a cut-off on these nodes' ports."""
+        if isolation.unavailable():
+            return
+        for i, node in enumerate(self.nodes):
+            key = str(self.ports(i)[0])
+            if isolation.leftover(key):
+                errors = isolation.release(key, None)
+                log(f"removed a cut-off of port {key} that an earlier run left" + (f" ({'; '.join(errors)})" if errors else ""))
 
     def await_healed(self, timeout_s: float) -> dict:
         return healing.await_healed(self.management(), timeout_s, log)
@@ -222,6 +267,7 @@ class Run:
             "nodes": [asdict(n) for n in self.nodes],
             "phases": [],
         }
+        self.pids = {n.name: [n.pid] for n in self.nodes}
         log(f"run directory {tools.rel(self.dir)}")
         load1 = os.getloadavg()[0]
         if load1 > (os.cpu_count() or 1):
@@ -239,6 +285,15 @@ class Run:
         self.save()
 
     def save(self) -> None:
+        # A node started again during the run (a kill fault) has a new pid: "pid" is its last,
+        # "pids" every one it had, in order (CPU figures of earlier phases name the older).
+        for n, doc in zip(self.nodes, self.doc["nodes"]):
+            seen = self.pids.setdefault(n.name, [n.pid])
+            if seen[-1] != n.pid:
+                seen.append(n.pid)
+            doc["pid"] = n.pid
+            if len(seen) > 1:
+                doc["pids"] = list(seen)
         (self.dir / "run.json").write_text(json.dumps(self.doc, indent=1, default=_json_default))
 
     def heal_sample(self) -> dict | None:
@@ -258,10 +313,19 @@ class Run:
             raise SystemExit(f"the outage phase pauses a node: the {self.executor.name} executor cannot")
         return self.executor.fault("pause", -1, at_s, for_s)
 
-    def phase(self, spec: LoadSpec, label: str, events: list[str], warmup: bool = False, outage: bool = False) -> dict:
+    def phase(
+        self,
+        spec: LoadSpec,
+        label: str,
+        events: list[str],
+        warmup: bool = False,
+        outage: bool = False,
+        with_faults: list[faults.ScheduledFault] | None = None,
+    ) -> dict:
         """Runs one phase and records it; a warm-up phase is kept out of the report's summaries.
-        An outage phase freezes the last node for the middle third of its load, then waits until the
-        cluster has healed (hints replayed, a repair round between every two nodes) before it ends."""
+        An outage phase freezes the last node for the middle third of its load; a phase given
+        with_faults (not started) runs them on their schedule. Either then waits until the cluster has healed
+        (hints replayed, a repair round between every two nodes) before it ends."""
         index = len(self.doc["phases"]) + 1
         out = self.dir / "phases" / f"{index:02d}-{slug(label)}"
         out.mkdir(parents=True, exist_ok=True)
@@ -276,14 +340,15 @@ class Run:
             + (f"; profiling {', '.join(f'{w.event} {w.seconds:.1f}s' for w in windows)}" if profiled else "")
         )
         fault = self.outage(spec.duration_s / 3, spec.duration_s / 3) if outage else None
+        scheduled = [fault] if fault else list(with_faults or [])
         heal_before = self.heal_sample()
         prepared = self.executor.prepare(spec, out, label)
         prof = None
         if profiled:
             (out / "profiles").mkdir(parents=True, exist_ok=True)
             prof = self.executor.profiling(windows, out / "profiles", prepared.t0).start()
-        if fault:
-            fault.start(prepared.t0)
+        for f in scheduled:
+            f.start(prepared.t0)
         try:
             pr = self.executor.run(prepared, status=prof.status if prof else None)
         except BaseException:
@@ -291,11 +356,12 @@ class Run:
                 prof.stop()
             raise
         finally:
-            if fault:
-                fault.stop()
+            # Whatever happened, no node is left paused, dead or cut off.
+            for f in scheduled:
+                f.stop()
         if prof:
             prof.join(timeout=90)
-        heal = self.executor.await_healed(self.cfg.heal_timeout_s) if fault else None
+        heal = self.executor.await_healed(self.cfg.heal_timeout_s) if scheduled else None
         heal_after = self.heal_sample()
         (out / "result.json").write_text(json.dumps(pr.result, indent=1, default=_json_default))
         record = {
@@ -315,6 +381,9 @@ class Run:
         }
         if fault:
             record["fault"] = fault.record()
+        elif scheduled:
+            record["faults"] = [f.record() for f in scheduled]
+        if scheduled:
             record["heal"] = heal
         self.doc["phases"].append(record)
         self.save()
@@ -532,3 +601,73 @@ def search(run: Run, sat: Saturation, events: list[str]) -> dict:
     best = f"{max(passed)}/s" if passed else f"none (no step met the SLO, the first at {sat.start_rate}/s)"
     log(f"saturation: highest sustained rate {best}; stopped {reason}")
     return run.doc["saturation"]
+
+
+@dataclass
+class FaultPlan:
+    """The fault scenario's schedule. A default one (given False) leaves out a fault this machine
+    cannot make, and says why; one given on the command line is refused instead."""
+
+    schedule: list[faults.Planned]
+    given: bool = True
+    duration_s: int = defaults.seconds("DURATION")  # the faulty phase's, lengthened to fit the schedule (faults.phase_seconds)
+
+
+def run_faults(cfg: RunConfig, plan: FaultPlan, executor=None) -> Path:
+    """Fill, warm up, then one measured mixed phase at the rate asked for, during which the faults
+    of the schedule kill, pause or cut off nodes; then the wait for the cluster to heal, and per
+    fault the figures of its recovery from the phase's time series."""
+    with checked(cfg, executor) as executor:
+        cleaner = getattr(executor, "clean_faults", None)
+        if cleaner:
+            cleaner()
+        made, left_out = make_faults(executor, plan)
+        kept = [p for p, _ in made]
+        duration = faults.phase_seconds(kept, plan.duration_s)
+        if duration != plan.duration_s:
+            log(f"faults: the phase runs {duration} s, until {faults.RECOVERY_S} s after the last fault ({plan.duration_s} s is too short)")
+        extra = {
+            "faults": ",".join(p.text() for p in kept),
+            "faults_left_out": left_out,
+            "faults_phase_s": duration,
+        }
+        run = Run(cfg, "faults", extra, executor=executor)
+        for item in left_out:
+            log(f"fault {item['fault']} left out: {item['why']}")
+        spec = cfg.spec("mixed", duration_s=duration)
+        run.phase(cfg.spec("fill"), "fill", [])
+        warm_up(run, spec, "mixed")
+        log(f"faults: {', '.join(f.describe() + f' at {p.at_s:g} s for {p.for_s:g} s' for p, f in made)}")
+        # Faulty nodes cannot be profiled: the phase is measured, not profiled.
+        record = run.phase(spec, "faults", [], with_faults=[f for _, f in made])
+        add_recovery(run.dir, record)
+        run.save()
+        return run.finish()
+
+
+def make_faults(executor, plan: FaultPlan) -> tuple[list[tuple[faults.Planned, faults.ScheduledFault]], list[dict]]:
+    """The schedule's faults, made by the executor before any phase runs (not started); a fault the
+    executor cannot make stops the run, or, in the default schedule, is left out with why."""
+    if not hasattr(executor, "fault"):
+        raise SystemExit(f"the {executor.name} executor cannot make faults")
+    made, left_out = [], []
+    for p, index in faults.place(plan.schedule, [n.name for n in executor.nodes]):
+        try:
+            made.append((p, executor.fault(p.kind, index, p.at_s, p.for_s)))
+        except SystemExit as e:
+            if plan.given:
+                raise
+            left_out.append({"fault": p.text(), "why": str(e)})
+    if not made:
+        raise SystemExit("no fault of the schedule can be made here: " + "; ".join(x["why"] for x in left_out))
+    return made, left_out
+
+
+def add_recovery(run_dir: Path, record: dict) -> None:
+    """Each fault record of the phase gets "recovery" (lab.recovery), or None and "recovery_why"."""
+    series, why = recovery.load_series(run_dir, record)
+    figures = recovery.of_phase(series, record["faults"], record["spec"].get("rate")) if series else []
+    for i, f in enumerate(record["faults"]):
+        f["recovery"] = figures[i] if series else None
+        if f["recovery"] is None:
+            f["recovery_why"] = why or "the fault did not begin"
