@@ -112,8 +112,6 @@ class ScheduledFault:
         return {**{k: getattr(self, k) for k in keys}, "what": self.describe()}
 
 
-
-
 @dataclass(frozen=True)
 class Planned:
     """One fault of a schedule: kind on node (None: the last node) from at_s into the load, for for_s."""
@@ -169,7 +167,7 @@ def place(schedule: list[Planned], nodes: list[str]) -> list[tuple[Planned, int]
         placed.append((p, index))
     for i, (a, node) in enumerate(placed):
         for b, other in placed[i + 1 :]:
-            if node == other and b.at_s < a.at_s + a.for_s:
+            if node == other and b.at_s < a.at_s + a.for_s and a.at_s < b.at_s + b.for_s:
                 raise SystemExit(
                     f"faults {a.text()} and {b.text()} overlap on node {nodes[node]}: a node has one fault at a time"
                 )
