@@ -303,7 +303,8 @@ class Kill(NodeProcessFault):
         while not answers(self.target):
             code = self._process.poll()
             if code is not None:
-                raise RuntimeError(f"the node exited with {code} before it answered" + (f"; see {launch.log}" if launch.log else ""))
+                see = f"; see {launch.log}" if launch.log else ""
+                raise RuntimeError(f"the node exited with {code} before it answered{see}")
             if time.monotonic() > deadline:
                 raise RuntimeError(f"the node (pid {self.pid_after}) did not answer within {self.start_timeout_s:g} s")
             time.sleep(0.2)
@@ -326,7 +327,8 @@ class CutOff(NodeProcessFault):
         return str(self.ports[0])
 
     def describe(self) -> str:
-        return f"node {self.node} (pid {self.pid}) cut off from its peers and clients (ports {', '.join(map(str, self.ports))} and its connections dropped)"
+        ports = ", ".join(map(str, self.ports))
+        return f"node {self.node} (pid {self.pid}) cut off from its peers and clients (ports {ports} and its connections dropped)"
 
     def begin(self) -> None:
         self._own_cgroup = isolation.cut(self.key(), self._current_pid(), self.ports)

@@ -238,7 +238,8 @@ class LocalExecutor:
             key = str(self.ports(i)[0])
             if isolation.leftover(key):
                 errors = isolation.release(key, None)
-                log(f"removed a cut-off of port {key} that an earlier run left" + (f" ({'; '.join(errors)})" if errors else ""))
+                why = f" ({'; '.join(errors)})" if errors else ""
+                log(f"removed a cut-off of port {key} that an earlier run left{why}")
 
     def await_healed(self, timeout_s: float) -> dict:
         return healing.await_healed(self.management(), timeout_s, log)
@@ -625,7 +626,10 @@ def run_faults(cfg: RunConfig, plan: FaultPlan, executor=None) -> Path:
         kept = [p for p, _ in made]
         duration = faults.phase_seconds(kept, plan.duration_s)
         if duration != plan.duration_s:
-            log(f"faults: the phase runs {duration} s, until {faults.RECOVERY_S} s after the last fault ({plan.duration_s} s is too short)")
+            log(
+                f"faults: the phase runs {duration} s, until {faults.RECOVERY_S} s after the last fault "
+                f"({plan.duration_s} s is too short)"
+            )
         extra = {
             "faults": ",".join(p.text() for p in kept),
             "faults_left_out": left_out,
