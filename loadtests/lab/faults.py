@@ -160,8 +160,8 @@ def place(schedule: list[Planned], nodes: list[str]) -> list[tuple[Planned, int]
     for p in schedule:
         if p.node is None:
             index = len(nodes) - 1
-        elif p.node in nodes:
-            index = nodes.index(p.node)
+        elif int(p.node[1:]) < len(nodes):
+            index = int(p.node[1:])  # nN: the N-th node, whatever the executor names it (a pod's name)
         else:
             raise SystemExit(f"fault {p.text()}: no node {p.node} (the nodes are {', '.join(nodes) or 'none'})")
         placed.append((p, index))

@@ -72,6 +72,13 @@ class ScheduleTest(unittest.TestCase):
             faults.place(faults.parse_schedule("kill:n3@20+15"), nodes)
         self.assertIn("no node n3", str(e.exception))
 
+    def test_nodes_named_otherwise_are_still_n0_n1_in_order(self):
+        pods = ["kvlab-0", "kvlab-1", "kvlab-2"]
+        placed = faults.place(faults.parse_schedule("kill:n1@20+15,pause:n0@25+5"), pods)
+        self.assertEqual([1, 0], [i for _, i in placed])
+        with self.assertRaises(SystemExit):
+            faults.place(faults.parse_schedule("kill:n3@20+15"), pods)
+
     def test_the_phase_lasts_until_the_cluster_had_time_to_recover(self):
         schedule = faults.parse_schedule("kill@20+15,pause@70+15,cutoff@120+15")
         self.assertEqual(135 + faults.RECOVERY_S, faults.phase_seconds(schedule, 30), "a fixed-rate phase's 30 s")
