@@ -26,6 +26,20 @@ PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |
 SECTIONS = ["## Findings", "## Conclusion", "## Environment", "## Commands", "## Phases"]
 
 
+def expects_profiles(run: dict) -> bool:
+    """Whether the run profiled a phase: it had profiler events and a measured phase that is profiled
+    (a phase with faults is not: a paused or killed JVM cannot be attached to; nor are the steps of
+    the short search that ends a fixed-rate run)."""
+    if not run.get("config", {}).get("events"):
+        return False
+    return any(
+        is_measured(p)
+        and not (p.get("fault") or p.get("faults"))
+        and not (p.get("saturation_step") and run.get("kind") == "phases")
+        for p in run.get("phases", [])
+    )
+
+
 def problems(run_dir: Path) -> list[str]:
     """What is missing or broken in the run's report; empty when it is whole."""
     found: list[str] = []
@@ -45,7 +59,7 @@ def problems(run_dir: Path) -> list[str]:
     commands = re.search(r"## Commands\n(.*?)\n## ", md, re.S)
     if not commands or ("k6 run" not in commands.group(1) and "wrk " not in commands.group(1)):
         found.append("report.md lists no load command")
-    if "profile.sh" not in md:
+    if expects_profiles(run) and "profile.sh" not in md:
         found.append("report.md lists no profiler command")
 
     measured = [p for p in run.get("phases", []) if is_measured(p)]
@@ -69,7 +83,7 @@ def problems(run_dir: Path) -> list[str]:
         found.append("report.md has no percentile-spectrum plot")
 
     flame_graphs = re.findall(r"\]\((phases/[^)]+/profiles/[^)]+\.html)\)", md)
-    if not flame_graphs:
+    if expects_profiles(run) and not flame_graphs:
         found.append("report.md links no flame graph")
     for graph in flame_graphs:
         path = run_dir / graph
