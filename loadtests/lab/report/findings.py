@@ -141,6 +141,10 @@ def findings(run: dict, views: list[dict], verdict: dict) -> list[str]:
         # The healing sentence already says when a fault held; this one adds how the load recovered.
         told = bool(v["healing"] and v["healing"]["text"])
         out.extend(timeline.fault_sentence(v["label"], f) for f in v["fault_records"] if f.get("recovery") or not told)
+    out.extend(
+        f"Fault {left['fault']} was left out of the schedule: {left['why'].rstrip('.')}."
+        for left in run["config"].get("faults_left_out") or []
+    )
     out.extend(healing_findings(views))
     out.extend(monitor_findings(views))
     out.extend(sample_findings(views))

@@ -94,7 +94,8 @@ def fault_sentence(label: str, f: dict) -> str:
     text = f"{label}: {describe(f)} from second {w[0]:.1f} to {w[1]:.1f} of the load"
     rec = f.get("recovery")
     if not rec:
-        return text + "."
+        why = f.get("recovery_why")
+        return text + (f"; no recovery figures: {why}." if why else ".")
     parts = []
     if rec.get("errors_during") is not None:
         parts.append(f"{fmt.rate(rec['errors_during'])} requests failed meanwhile")
