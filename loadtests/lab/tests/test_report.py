@@ -285,6 +285,15 @@ class TimeSeriesTest(ReportCase):
         self.assertNotIn("latency.hgrm", md, "no link to an .hgrm file that is not there")
         self.assertEqual([], check.figure_problems(d, doc, md))
 
+    def test_the_findings_say_why_a_fault_was_left_out_or_has_no_recovery_figures(self):
+        fault = {k: v for k, v in self.FAULT.items() if k != "recovery"} | {"recovery_why": "the phase has no time series"}
+        d, _ = self.run_with_series(None, [fault])
+        edit(d, lambda doc: doc["config"].update(faults_left_out=[{"fault": "cutoff@120+15", "why": "cutting off needs root."}]))
+        md, _ = self.generate(d)
+        findings = md.split("## Findings")[1].split("## Conclusion")[0]
+        self.assertIn("of the load; no recovery figures: the phase has no time series.", findings)
+        self.assertIn("- Fault cutoff@120+15 was left out of the schedule: cutting off needs root.", findings)
+
 
 class PlotsTest(unittest.TestCase):
     def test_a_spectrum_ends_where_its_requests_do(self):
