@@ -200,6 +200,11 @@ public final class LocalStore implements AutoCloseable {
         return writes.writesWritten();
     }
 
+    /** RocksDB's completed flushes and compactions, for metrics. */
+    BackgroundWork backgroundWork() {
+        return store.backgroundWork();
+    }
+
     /** Calls waiting for a storage thread, single writes waiting for their group included. */
     public int queuedCalls() {
         return executor.queued() + writes.waiting();

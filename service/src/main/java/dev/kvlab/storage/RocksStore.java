@@ -273,6 +273,11 @@ public final class RocksStore implements AutoCloseable {
         return whileOpen("cannot read RocksDB property " + name, () -> db.getLongProperty(records, name));
     }
 
+    /** The flushes and compactions RocksDB completed since the store opened. */
+    BackgroundWork backgroundWork() {
+        return options.backgroundWork;
+    }
+
     /** Writes the memtables out to SST files (for tests and maintenance). */
     void flush() {
         whileOpen("flush failed", () -> {

@@ -6,7 +6,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Map;
 
-/** RocksDB's own figures, the storage queue and the grouping of writes, read when Prometheus scrapes. */
+/**
+ * RocksDB's own figures, its completed flushes and compactions, the storage queue and the grouping
+ * of writes, read when Prometheus scrapes.
+ */
 public final class StorageMetrics implements MeterBinder {
 
     /** RocksDB properties worth watching, with what they mean. */
@@ -41,6 +44,21 @@ public final class StorageMetrics implements MeterBinder {
                 .register(registry);
         FunctionCounter.builder("kvlab.storage.write.groups", store, LocalStore::writeGroups)
                 .description("RocksDB writes that stored the single writes: writes per group = writes / groups")
+                .register(registry);
+        BackgroundWork work = store.backgroundWork();
+        FunctionCounter.builder("kvlab.rocksdb.flushes", work, BackgroundWork::flushes)
+                .description("Memtable flushes RocksDB completed (every column family)")
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.flush", work, BackgroundWork::flushBytes)
+                .baseUnit("bytes")
+                .description("Bytes of the SST files flushes wrote (data, index and filter blocks)")
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.compactions", work, BackgroundWork::compactions)
+                .description("Compactions RocksDB completed, trivial moves included (every column family)")
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.compaction", work, BackgroundWork::compactionBytes)
+                .baseUnit("bytes")
+                .description("Bytes of the SST files compactions wrote")
                 .register(registry);
     }
 }
