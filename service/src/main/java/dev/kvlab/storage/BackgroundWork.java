@@ -1,71 +1,49 @@
 package dev.kvlab.storage;
 
-import java.util.concurrent.atomic.LongAdder;
-import org.rocksdb.AbstractEventListener;
-import org.rocksdb.CompactionJobInfo;
-import org.rocksdb.CompactionJobStats;
-import org.rocksdb.FlushJobInfo;
-import org.rocksdb.RocksDB;
-import org.rocksdb.Status;
-import org.rocksdb.TableProperties;
+import java.util.Map;
 
 /**
- * RocksDB's completed flushes and compactions, and the bytes they wrote, counted as RocksDB reports
- * them (for metrics: a flush or compaction is a cause of slow requests worth seeing on a time axis).
+ * RocksDB's completed flushes and compactions since the store opened, and the bytes of the SST
+ * files they wrote, from RocksDB's cumulative compaction statistics (the map property
+ * {@code rocksdb.cfstats}): RocksDB books a flush as a compaction into level 0 and a compaction at
+ * its output level, so level 0's figures are the flushes' and the rest the compactions' (a rare
+ * intra-level-0 compaction is counted as a flush).
  *
- * <p>RocksDB calls it on its own flush and compaction threads, which wait for it: it only adds to
- * counters, never locks, logs or allocates beyond what RocksDB hands over.
+ * <p>Not from an event listener: RocksDB calls a Java listener on its own threads, where the JNI
+ * layer finds its classes with the system class loader, which in the node's Spring Boot jar does
+ * not see them (the node crashed on the first completed compaction).
  */
-final class BackgroundWork extends AbstractEventListener {
+record BackgroundWork(long flushes, long flushBytes, long compactions, long compactionBytes) {
 
-    private final LongAdder flushes = new LongAdder();
-    private final LongAdder flushBytes = new LongAdder();
-    private final LongAdder compactions = new LongAdder();
-    private final LongAdder compactionBytes = new LongAdder();
+    static final BackgroundWork NONE = new BackgroundWork(0, 0, 0, 0);
+    static final String PROPERTY = "rocksdb.cfstats";
+    private static final double GIB = 1L << 30;
 
-    BackgroundWork() {
-        // Only these two cross from RocksDB into Java; every other event stays native.
-        super(EnabledEventCallback.ON_FLUSH_COMPLETED, EnabledEventCallback.ON_COMPACTION_COMPLETED);
+    /** One column family's figures, from its {@code rocksdb.cfstats} map. */
+    static BackgroundWork of(Map<String, String> cfstats) {
+        double flushes = number(cfstats, "compaction.L0.CompCount");
+        double flushGb = number(cfstats, "compaction.L0.WriteGB");
+        double all = number(cfstats, "compaction.Sum.CompCount");
+        double allGb = number(cfstats, "compaction.Sum.WriteGB");
+        return new BackgroundWork(Math.round(flushes), Math.round(flushGb * GIB), Math.round(all - flushes),
+                Math.round((allGb - flushGb) * GIB));
     }
 
-    /** Called only for a flush that succeeded; its bytes are the new SST file's blocks. */
-    @Override
-    public void onFlushCompleted(RocksDB db, FlushJobInfo info) {
-        flushes.increment();
-        TableProperties table = info.getTableProperties();
-        if (table != null) {
-            flushBytes.add(table.getDataSize() + table.getIndexSize() + table.getFilterSize());
+    BackgroundWork plus(BackgroundWork other) {
+        return new BackgroundWork(flushes + other.flushes, flushBytes + other.flushBytes,
+                compactions + other.compactions, compactionBytes + other.compactionBytes);
+    }
+
+    /** A figure of the map; 0 where it has none (a level that never had a file). */
+    private static double number(Map<String, String> cfstats, String key) {
+        String value = cfstats.get(key);
+        if (value == null) {
+            return 0;
         }
-    }
-
-    /** Called for every compaction that ended; one that failed (at shutdown, say) is not counted. */
-    @Override
-    public void onCompactionCompleted(RocksDB db, CompactionJobInfo info) {
-        Status status = info.status();
-        if (status != null && status.getCode() != Status.Code.Ok) {
-            return;
+        try {
+            return Double.parseDouble(value);
+        } catch (NumberFormatException e) {
+            return 0;
         }
-        compactions.increment();
-        try (CompactionJobStats stats = info.stats()) { // a copy RocksDB made for Java: freed here
-            if (stats != null) {
-                compactionBytes.add(stats.totalOutputBytes());
-            }
-        }
-    }
-
-    long flushes() {
-        return flushes.sum();
-    }
-
-    long flushBytes() {
-        return flushBytes.sum();
-    }
-
-    long compactions() {
-        return compactions.sum();
-    }
-
-    long compactionBytes() {
-        return compactionBytes.sum();
     }
 }

@@ -2,7 +2,6 @@ package dev.kvlab.storage;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.rocksdb.AbstractImmutableNativeReference;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.ColumnFamilyOptions;
@@ -15,6 +14,7 @@ import org.rocksdb.LRUCache;
 import org.rocksdb.Priority;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksObject;
 import org.rocksdb.SstFileManager;
 import org.rocksdb.WriteOptions;
 
@@ -27,10 +27,8 @@ final class RocksOptions implements AutoCloseable {
     /** Merges of one key in the memtable before a write folds them into a value. */
     static final int MAX_SUCCESSIVE_MERGES = 16;
 
-    private final List<AbstractImmutableNativeReference> handles = new ArrayList<>();
+    private final List<RocksObject> handles = new ArrayList<>();
     final DBOptions database;
-    /** Counts the flushes and compactions RocksDB completes, for metrics. */
-    final BackgroundWork backgroundWork;
     final ColumnFamilyOptions columnFamily;
     /** The side tables' (hints, meta): small, written with plain puts, kept apart from the records. */
     final ColumnFamilyOptions sideFamily;
@@ -82,7 +80,6 @@ final class RocksOptions implements AutoCloseable {
         // the free space and clears the background error that stopped writes (a flush or a WAL
         // append that found no space), instead of refusing writes until the node restarts.
         SstFileManager files = own(newSstFileManager());
-        backgroundWork = own(new BackgroundWork());
         sideFamily = own(new ColumnFamilyOptions())
                 .setWriteBufferSize(4 * 1024 * 1024)
                 .setCompressionType(CompressionType.LZ4_COMPRESSION);
@@ -96,8 +93,7 @@ final class RocksOptions implements AutoCloseable {
                 // Write SST files out gradually instead of in one burst at the end of a flush.
                 .setBytesPerSync(1024 * 1024)
                 .setInfoLogLevel(InfoLogLevel.WARN_LEVEL)
-                .setKeepLogFileNum(3)
-                .setListeners(List.of(backgroundWork));
+                .setKeepLogFileNum(3);
 
         // The WAL is on (RocksDB's default and never disabled here): a write returns after its WAL
         // record has been handed to the OS, so acknowledged writes survive kill -9. With
@@ -128,7 +124,7 @@ final class RocksOptions implements AutoCloseable {
         return new ReadOptions().setFillCache(false);
     }
 
-    private <T extends AbstractImmutableNativeReference> T own(T handle) {
+    private <T extends RocksObject> T own(T handle) {
         handles.add(handle);
         return handle;
     }

@@ -45,18 +45,17 @@ public final class StorageMetrics implements MeterBinder {
         FunctionCounter.builder("kvlab.storage.write.groups", store, LocalStore::writeGroups)
                 .description("RocksDB writes that stored the single writes: writes per group = writes / groups")
                 .register(registry);
-        BackgroundWork work = store.backgroundWork();
-        FunctionCounter.builder("kvlab.rocksdb.flushes", work, BackgroundWork::flushes)
+        FunctionCounter.builder("kvlab.rocksdb.flushes", store, s -> s.backgroundWork().flushes())
                 .description("Memtable flushes RocksDB completed (every column family)")
                 .register(registry);
-        FunctionCounter.builder("kvlab.rocksdb.flush", work, BackgroundWork::flushBytes)
+        FunctionCounter.builder("kvlab.rocksdb.flush", store, s -> s.backgroundWork().flushBytes())
                 .baseUnit("bytes")
-                .description("Bytes of the SST files flushes wrote (data, index and filter blocks)")
+                .description("Bytes of the SST files flushes wrote")
                 .register(registry);
-        FunctionCounter.builder("kvlab.rocksdb.compactions", work, BackgroundWork::compactions)
+        FunctionCounter.builder("kvlab.rocksdb.compactions", store, s -> s.backgroundWork().compactions())
                 .description("Compactions RocksDB completed, trivial moves included (every column family)")
                 .register(registry);
-        FunctionCounter.builder("kvlab.rocksdb.compaction", work, BackgroundWork::compactionBytes)
+        FunctionCounter.builder("kvlab.rocksdb.compaction", store, s -> s.backgroundWork().compactionBytes())
                 .baseUnit("bytes")
                 .description("Bytes of the SST files compactions wrote")
                 .register(registry);
