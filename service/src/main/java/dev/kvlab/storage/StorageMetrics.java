@@ -53,7 +53,7 @@ public final class StorageMetrics implements MeterBinder {
                 .description("Bytes of the SST files flushes wrote")
                 .register(registry);
         FunctionCounter.builder("kvlab.rocksdb.compactions", store, s -> s.backgroundWork().compactions())
-                .description("Compactions RocksDB completed, trivial moves included (every column family)")
+                .description("Compactions RocksDB completed (every column family; a file moved down a level unrewritten is none)")
                 .register(registry);
         FunctionCounter.builder("kvlab.rocksdb.compaction", store, s -> s.backgroundWork().compactionBytes())
                 .baseUnit("bytes")
