@@ -81,6 +81,24 @@ class _Seconds:
     def last(self) -> int:
         return max(self.counts, default=-1)
 
+    @classmethod
+    def merged(cls, parts: list[_Seconds]) -> _Seconds:
+        """The seconds of every part together (their histograms added up)."""
+        if len(parts) == 1:
+            return parts[0]
+        out = cls(latency=all(p.latency for p in parts))
+        for p in parts:
+            for second, (requests, errors, h, top) in p.counts.items():
+                row = out.counts.get(second)
+                if row is None:
+                    row = out.counts[second] = [0, 0, hdr.histogram(hdr.SECOND_DIGITS) if out.latency else None, 0.0]
+                row[0] += requests
+                row[1] += errors
+                if row[2] is not None and h is not None:
+                    row[2].add(h)
+                    row[3] = max(row[3], top)
+        return out
+
     def entries(self, until: int) -> list[dict]:
         """One entry per second 0..until; a second without an answer has 0 requests and no latency."""
         out = []
@@ -122,10 +140,13 @@ class K6Reader:
 
     def __init__(self, t0_epoch: float):
         self.t0_epoch = t0_epoch
-        self.whole = hdr.histogram()
+        # Per op only (most phases have one): the whole phase's are added up at the end.
         self.by_op: dict[str, HdrHistogram] = {}
-        self.seconds = _Seconds(latency=True)
         self.op_seconds: dict[str, _Seconds] = {}
+
+    @property
+    def whole(self) -> HdrHistogram:
+        return hdr.add(list(self.by_op.values())) if len(self.by_op) != 1 else next(iter(self.by_op.values()))
 
     def read(self, lines: Iterable[str]) -> None:
         """One CSV output, its header first."""
@@ -153,23 +174,22 @@ class K6Reader:
             self.add(ended, ms, failed, _op(row[extra]) if extra is not None else "")
 
     def add(self, ended: float, ms: float, failed: bool, op: str) -> None:
-        hdr.record_ms(self.whole, ms)
-        if op and op not in self.by_op:
-            self.by_op[op] = hdr.histogram()
+        whole = self.by_op.get(op)
+        if whole is None:
+            whole = self.by_op[op] = hdr.histogram()
             self.op_seconds[op] = _Seconds(latency=True)
-        if op:
-            hdr.record_ms(self.by_op[op], ms)
+        hdr.record_ms(whole, ms)
         second = math.floor(ended - self.t0_epoch)
         if second >= 0:
-            self.seconds.add(second, ms, 1, int(failed))
-            if op:
-                self.op_seconds[op].add(second, ms, 1, int(failed))
+            self.op_seconds[op].add(second, ms, 1, int(failed))
 
     def series(self, duration_s: float | None = None) -> LoadSeries:
         """Seconds from 0 to the last one with an answer, or to the end of duration_s if later."""
-        until = max(self.seconds.last(), math.ceil(duration_s) - 1 if duration_s else -1)
-        histograms = {"all": self.whole} if self.whole.get_total_count() else {}
-        series = LoadSeries("k6", True, self.seconds.entries(until), histograms=histograms)
+        seconds = _Seconds.merged(list(self.op_seconds.values())) if self.op_seconds else _Seconds(latency=True)
+        until = max(seconds.last(), math.ceil(duration_s) - 1 if duration_s else -1)
+        whole = self.whole
+        histograms = {"all": whole} if whole.get_total_count() else {}
+        series = LoadSeries("k6", True, seconds.entries(until), histograms=histograms)
         if len(self.by_op) > 1:
             series.ops = {op: s.entries(until) for op, s in sorted(self.op_seconds.items())}
             series.histograms |= dict(sorted(self.by_op.items()))
