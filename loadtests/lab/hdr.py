@@ -5,7 +5,6 @@ HdrHistogram plotters read), and read back from such a text (wrk2 prints one).""
 from __future__ import annotations
 
 import io
-import math
 import re
 
 from hdrh.histogram import HdrHistogram
@@ -93,10 +92,3 @@ def add(parts: list[HdrHistogram]) -> HdrHistogram:
         whole.add(p)
     return whole
 
-
-def is_empty(h: HdrHistogram | None) -> bool:
-    return h is None or h.get_total_count() == 0
-
-
-def finite(x: float) -> float | None:
-    return x if isinstance(x, (int, float)) and math.isfinite(x) else None

@@ -9,6 +9,7 @@ its value. That is what an executor's node_metrics() returns per node (lab.nodes
 from __future__ import annotations
 
 import concurrent.futures
+import http.client
 import math
 import urllib.error
 import urllib.request
@@ -87,8 +88,8 @@ def fetch(management: str, timeout: float) -> dict[str, float] | str:
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:
             return parse(response.read().decode(errors="replace"))
-    except (OSError, urllib.error.URLError, ValueError) as e:
-        return f"{url}: {getattr(e, 'reason', e)}"
+    except (OSError, urllib.error.URLError, http.client.HTTPException, ValueError) as e:
+        return f"{url}: {getattr(e, 'reason', e) or type(e).__name__}"
 
 
 def fetch_all(nodes: dict[str, str], timeout: float) -> dict[str, dict[str, float] | str]:

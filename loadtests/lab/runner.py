@@ -263,7 +263,11 @@ class Run:
 
     def series(self, out: Path, prepared: Prepared, pr: load.PhaseRun, sampler) -> dict:
         """Writes the phase's timeseries.json and latency.hgrm; their paths for the phase record."""
-        files = timeseries.write(out, timeseries.epoch_of(prepared.t0), pr.samples, sampler, log)
+        try:
+            files = timeseries.write(out, timeseries.epoch_of(prepared.t0), pr.samples, sampler, log)
+        except Exception as e:  # noqa: BLE001 - the time series is a report's extra, never a reason to stop
+            log(f"phase {prepared.label}: no time series: {e}")
+            return {"timeseries": None, "hgrm": None}
         return timeseries.relative(files, self.dir)
 
     def outage(self, at_s: float, for_s: float) -> faults.ScheduledFault:
