@@ -28,7 +28,7 @@ export const options = {
 http.setResponseCallback(http.expectedStatuses(201));
 
 const value = makeValue(cfg.valueSize);
-const params = { tags: { name: 'PUT /v0/entity', op: 'fill' } };
+const params = { tags: { op: 'fill' } };
 
 export default function () {
   const i = exec.scenario.iterationInTest;

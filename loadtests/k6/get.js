@@ -8,7 +8,7 @@ import { entityUrl, key, openModelOptions, randomIndex, summarize, target } from
 export const options = openModelOptions(['get']);
 http.setResponseCallback(http.expectedStatuses(200));
 
-const params = { tags: { name: 'GET /v0/entity', op: 'get' } };
+const params = { tags: { op: 'get' } };
 
 export default function () {
   http.get(entityUrl(target(), key(randomIndex())), params);

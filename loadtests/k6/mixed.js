@@ -12,8 +12,8 @@ export const options = openModelOptions(['get', 'put']);
 http.setResponseCallback(http.expectedStatuses(200, 201));
 
 const value = makeValue(cfg.valueSize);
-const getParams = { tags: { name: 'GET /v0/entity', op: 'get' } };
-const putParams = { tags: { name: 'PUT /v0/entity', op: 'put' } };
+const getParams = { tags: { op: 'get' } };
+const putParams = { tags: { op: 'put' } };
 
 export default function () {
   const url = entityUrl(target(), key(randomIndex()));

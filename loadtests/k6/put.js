@@ -8,7 +8,7 @@ export const options = openModelOptions(['put']);
 http.setResponseCallback(http.expectedStatuses(201));
 
 const value = makeValue(cfg.valueSize);
-const params = { tags: { name: 'PUT /v0/entity', op: 'put' } };
+const params = { tags: { op: 'put' } };
 
 export default function () {
   http.put(entityUrl(target(), key(randomIndex())), value, params);

@@ -9,7 +9,7 @@ import { cfg, key, openModelOptions, rangeUrl, summarize, target } from './lib/k
 export const options = openModelOptions(['range']);
 http.setResponseCallback(http.expectedStatuses(200));
 
-const params = { tags: { name: 'GET /v0/entities', op: 'range' } };
+const params = { tags: { op: 'range' } };
 const span = Math.max(1, Math.min(cfg.rangeSize, cfg.keys));
 
 export default function () {

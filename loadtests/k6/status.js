@@ -8,7 +8,7 @@ import { openModelOptions, summarize, target } from './lib/kvlab.js';
 export const options = openModelOptions(['status']);
 http.setResponseCallback(http.expectedStatuses(200));
 
-const params = { tags: { name: 'GET /v0/status', op: 'status' } };
+const params = { tags: { op: 'status' } };
 
 export default function () {
   http.get(`${target()}/v0/status`, params);

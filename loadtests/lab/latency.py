@@ -6,6 +6,11 @@ cannot be averaged; the whole phase's are read off the sum of their distribution
   itself uses for a percentile.
 - mix_spectra: approximate, from percentile spectra alone (k6, wrk2), as the mixture of the parts.
 
+HdrHistogram (lab.hdr, for the .hgrm files) would not give the same figures: it takes the rank of a
+percentile as round(p * count) and reads a value as the top of its bucket, so a phase's percentiles
+would move away from the ones wrk prints for itself (p99 6.611 against 6.651 ms on the self-test's
+15 000 requests).
+
 A series is the lab's usual latency dict: unit (ms), min, mean, max, percentiles (p50 ... p100)
 and spectrum [[p, ms], ...].
 """

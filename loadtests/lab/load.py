@@ -15,8 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import jvmpauses, procstat, tools
+from . import jvmpauses, procstat, timeseries, tools
 from .latency import add_histograms, mix_spectra
+from .loadseries import K6_CSV_ENV, Samples, k6_output_args
 
 K6_SCRIPTS = tools.LOADTESTS / "k6"
 WRK_SCRIPTS = tools.LOADTESTS / "wrk2"
@@ -64,6 +65,7 @@ class Command:
     log: Path
     summary: Path | None = None  # k6's handleSummary JSON
     target: str = ""
+    samples: Path | None = None  # k6's per-request samples (CSV), for the time series
 
     def text(self) -> str:
         """The command as one could type it from the repository root."""
@@ -109,14 +111,19 @@ def k6_env(spec: LoadSpec) -> dict[str, str]:
     return env
 
 
-def wrk_args(spec: LoadSpec, is_wrk2: bool, share: int = 1) -> tuple[list[str], dict[str, str]]:
+def wrk_args(
+    spec: LoadSpec, is_wrk2: bool, share: int = 1, series_t0_ms: int | None = None
+) -> tuple[list[str], dict[str, str]]:
     """Options and environment of one wrk process that sends 1/share of the phase (one process per
-    target here; one Job in Kubernetes): wrk2 paces itself with -R, Debian's wrk from Lua.
+    target here; one Job in Kubernetes): wrk2 paces itself with -R, Debian's wrk from Lua. With
+    series_t0_ms (the phase's second 0, ms since the epoch) its script counts answers per second.
 
     Threads are split like connections and the rate, at least one per process, so a run against
     three nodes gets the load generator a run against one node gets, not three times its threads
     on the same cores."""
     env = workload_env(spec) | {"WRK_STATUS": "1"}
+    if series_t0_ms:
+        env["WRK_SERIES_T0_MS"] = str(series_t0_ms)
     conns = max(1, spec.connections // share)
     threads = max(1, min(spec.threads // share, conns))
     rate = max(1, round(spec.rate / share))
@@ -128,16 +135,19 @@ def wrk_args(spec: LoadSpec, is_wrk2: bool, share: int = 1) -> tuple[list[str], 
     return options, env
 
 
-def commands(spec: LoadSpec, out: Path) -> list[Command]:
+def commands(spec: LoadSpec, out: Path, series_t0_ms: int | None = None) -> list[Command]:
+    """The phase's load generators; series_t0_ms: the phase's second 0 for wrk's per-second counts."""
     if spec.tool == "k6":
-        env = k6_env(spec) | {"SUMMARY_JSON": str(out / "k6-summary.json")}
-        argv = [tools.k6(), "run", "--no-usage-report", "--no-color", str(K6_SCRIPTS / f"{spec.scenario}.js")]
-        return [Command(argv, env, out / "k6.log", out / "k6-summary.json")]
+        samples = out / "k6-samples.csv"
+        env = k6_env(spec) | K6_CSV_ENV | {"SUMMARY_JSON": str(out / "k6-summary.json")}
+        argv = [tools.k6(), "run", "--no-usage-report", "--no-color", *k6_output_args(samples),
+                str(K6_SCRIPTS / f"{spec.scenario}.js")]
+        return [Command(argv, env, out / "k6.log", out / "k6-summary.json", samples=samples)]
 
     wrk = tools.wrk()
     result = []
     for i, target in enumerate(spec.targets):
-        options, env = wrk_args(spec, wrk.is_wrk2, len(spec.targets))
+        options, env = wrk_args(spec, wrk.is_wrk2, len(spec.targets), series_t0_ms)
         argv = [wrk.path, *options, "-s", str(WRK_SCRIPTS / f"{spec.scenario}.lua"), target]
         result.append(Command(argv, env, out / f"wrk-{i}.txt", target=target))
     return result
@@ -154,7 +164,8 @@ class Running:
 
 @dataclass
 class PhaseRun:
-    """A finished phase: its result, CPU accounting and exit codes."""
+    """A finished phase: its result, CPU accounting and exit codes, and what its load generators
+    left for the phase's time series (read after the phase: lab.timeseries)."""
 
     result: dict
     cpu: dict
@@ -163,14 +174,22 @@ class PhaseRun:
     started_at: str
     finished_at: str
     extra: dict = field(default_factory=dict)
+    samples: Samples | None = None
 
 
 def run(
-    spec: LoadSpec, out: Path, node_pids: list[int], label: str, progress_every: float = 5.0, status: callable = None
+    spec: LoadSpec,
+    out: Path,
+    node_pids: list[int],
+    label: str,
+    progress_every: float = 5.0,
+    status: callable = None,
+    t0: float | None = None,
 ) -> PhaseRun:
-    """Runs the phase to its end (bounded: duration plus a grace period), printing progress."""
+    """Runs the phase to its end (bounded: duration plus a grace period), printing progress.
+    t0: the time.monotonic() of the phase's second 0 (default: now)."""
     out.mkdir(parents=True, exist_ok=True)
-    cmds = commands(spec, out)
+    cmds = commands(spec, out, round(timeseries.epoch_of(time.monotonic() if t0 is None else t0) * 1000))
     for c in cmds:
         log(f"{label}: {c.text()}")
     started_at = time.strftime("%Y-%m-%dT%H:%M:%S%z")
@@ -243,7 +262,7 @@ def run(
     ours = gen_cpu + sum(v["cpu_s"] for v in cpu["processes"].values() if not math.isnan(v["cpu_s"]))
     cpu["others_cpu_s"] = max(0.0, cpu["machine_busy_s"] - ours)
 
-    result = collect(spec, cmds)
+    result, samples = collect(spec, cmds)
     requests = result.get("requests") or 0
     for v in cpu["processes"].values():
         v["us_per_request"] = v["cpu_s"] * 1e6 / requests if requests else math.nan
@@ -256,7 +275,10 @@ def run(
     for r in running:
         if r.returncode not in (0, 99):  # k6 exits 99 when a threshold fails: still a result
             log(f"{label}: {tools.rel(r.command.argv[0])} exited with {r.returncode}; see {tools.rel(r.command.log)}")
-    return PhaseRun(result, cpu, [c.text() for c in cmds], [r.returncode for r in running], started_at, finished_at)
+    return PhaseRun(
+        result, cpu, [c.text() for c in cmds], [r.returncode for r in running], started_at, finished_at,
+        samples=samples,
+    )
 
 
 def _tool_progress(cmd: Command) -> str:
@@ -272,13 +294,18 @@ def _tool_progress(cmd: Command) -> str:
     return " ".join(lines[-1].split()[1:]) if lines else ""
 
 
-def collect(spec: LoadSpec, cmds: list[Command]) -> dict:
+def collect(spec: LoadSpec, cmds: list[Command]) -> tuple[dict, Samples]:
+    """The phase's result, and what its load generators left for the time series."""
+    duration = None if spec.scenario == "fill" else spec.duration_s
     if spec.tool == "k6":
         path = cmds[0].summary
         if not path.exists():
             raise RuntimeError(f"k6 wrote no summary; see {cmds[0].log}")
-        return json.loads(path.read_text())
-    return merge_wrk(spec, [parse_wrk(spec, c) for c in cmds])
+        return json.loads(path.read_text()), Samples("k6", csv=[c.samples for c in cmds if c.samples], duration_s=duration)
+    parts = [parse_wrk(spec, c) for c in cmds]
+    result = merge_wrk(spec, parts)
+    outputs = [c.log.read_text(errors="replace") for c in cmds] if result["tool"] == "wrk2" else []
+    return result, Samples(result["tool"], wrk_parts=parts, wrk_outputs=outputs, duration_s=duration)
 
 
 def parse_wrk(spec: LoadSpec, cmd: Command) -> dict:

@@ -1,10 +1,14 @@
-"""CPU time of processes, of their threads by role, and of the whole machine, from /proc."""
+"""CPU time of processes and of the whole machine (psutil), and of the processes' threads by role
+(/proc: psutil's threads() has a thread's CPU times but not its name, start time or context
+switches, which the roles and the per-thread waits need, and reads the same files for them)."""
 
 from __future__ import annotations
 
 import os
 import time
 from dataclasses import dataclass, field
+
+import psutil
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
@@ -17,18 +21,21 @@ def read_stat(path: str) -> tuple[str, list[str]]:
 
 
 def process_cpu_seconds(pid: int) -> float:
-    """utime + stime of a process, all its threads, in seconds (fields 14 and 15 of /proc/PID/stat)."""
-    _, fields = read_stat(f"/proc/{pid}/stat")
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    """User + system CPU seconds of a process, all its threads (not its children's); a process
+    that is gone raises ProcessLookupError."""
+    try:
+        times = psutil.Process(pid).cpu_times()
+    except psutil.NoSuchProcess as e:
+        raise ProcessLookupError(pid) from e
+    return times.user + times.system
 
 
 def machine_cpu_seconds() -> tuple[float, float]:
-    """(busy, total) CPU seconds of the machine since boot, all cores (the cpu line of /proc/stat)."""
-    with open("/proc/stat") as f:
-        values = [int(v) for v in f.readline().split()[1:]]
-    idle = values[3] + values[4]  # idle + iowait
-    total = sum(values[:8])  # guest time is already in user
-    return (total - idle) / CLK_TCK, total / CLK_TCK
+    """(busy, total) CPU seconds of the machine since boot, all cores; idle and iowait are not busy,
+    and guest time is counted once (it is part of user)."""
+    t = psutil.cpu_times()
+    total = t.user + t.nice + t.system + t.idle + t.iowait + t.irq + t.softirq + t.steal
+    return total - t.idle - t.iowait, total
 
 
 # A node JVM's threads by what they do, from the first characters of their names (Linux keeps 15).

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import defaults, envinfo, faults, healing, isolation, load, profiling, recovery, tools
+from . import defaults, envinfo, faults, healing, isolation, load, nodeseries, profiling, promtext, recovery, timeseries, tools
 from .load import LoadSpec, log
 from .results import worst
 
@@ -175,7 +175,7 @@ class LocalExecutor:
         return Prepared(spec, out, label, time.monotonic())
 
     def run(self, prepared: Prepared, status=None) -> load.PhaseRun:
-        return load.run(prepared.spec, prepared.out, self.cfg.pids, prepared.label, status=status)
+        return load.run(prepared.spec, prepared.out, self.cfg.pids, prepared.label, status=status, t0=prepared.t0)
 
     def after_phase(self, label: str) -> None:
         for n in self.nodes:
@@ -189,6 +189,14 @@ class LocalExecutor:
     def heal_sample(self) -> dict:
         """The nodes' healing counters now (lab.healing), by node name."""
         return healing.sample(self.management())
+
+    def node_metrics(self) -> dict[str, dict[str, float] | str]:
+        """Every node's Prometheus page now, by node name: the page parsed (lab.promtext.parse:
+        each series as the page writes it, labels included, to its value), or a string that says
+        why it could not be read. The node sampler (lab.nodeseries) calls it once a second during
+        every phase, so it returns within about nodeseries.SCRAPE_TIMEOUT_S whatever the nodes do
+        (one frozen or gone is reported, not waited for) and raises for no single node's failure."""
+        return promtext.fetch_all(self.management(), nodeseries.SCRAPE_TIMEOUT_S)
 
     def fault(self, kind: str, index: int, at_s: float, for_s: float) -> faults.ScheduledFault:
         """A fault of node index (-1: the last), at_s into the phase's load, for for_s; not started.
@@ -308,6 +316,20 @@ class Run:
             log(f"the nodes' healing counters could not be read: {e}")
             return None
 
+    def node_sampler(self) -> nodeseries.Sampler | None:
+        """The nodes sampled once a second from now on, when the executor can read their metrics."""
+        read = getattr(self.executor, "node_metrics", None)
+        return nodeseries.Sampler(read, log=log).start() if read else None
+
+    def series(self, out: Path, prepared: Prepared, pr: load.PhaseRun, sampler) -> dict:
+        """Writes the phase's timeseries.json and latency.hgrm; their paths for the phase record."""
+        try:
+            files = timeseries.write(out, timeseries.epoch_of(prepared.t0), pr.samples, sampler, log)
+        except Exception as e:  # noqa: BLE001 - the time series is a report's extra, never a reason to stop
+            log(f"phase {prepared.label}: no time series: {e}")
+            return {"timeseries": None, "hgrm": None}
+        return timeseries.relative(files, self.dir)
+
     def outage(self, at_s: float, for_s: float) -> faults.ScheduledFault:
         """The outage's fault, the last node paused, not started yet; refused where the executor cannot pause a node."""
         if not hasattr(self.executor, "fault"):
@@ -344,6 +366,7 @@ class Run:
         scheduled = [fault] if fault else list(with_faults or [])
         heal_before = self.heal_sample()
         prepared = self.executor.prepare(spec, out, label)
+        sampler = self.node_sampler()
         prof = None
         if profiled:
             (out / "profiles").mkdir(parents=True, exist_ok=True)
@@ -360,6 +383,8 @@ class Run:
             # Whatever happened, no node is left paused, dead or cut off.
             for f in scheduled:
                 f.stop()
+            if sampler:
+                sampler.stop()
         if prof:
             prof.join(timeout=90)
         heal = self.executor.await_healed(self.cfg.heal_timeout_s) if scheduled else None
@@ -379,7 +404,7 @@ class Run:
             "profiles": prof.records if prof else [],
             "result": pr.result,
             "healing": healing.delta(heal_before, heal_after) if heal_before and heal_after else None,
-        }
+        } | self.series(out, prepared, pr, sampler)
         if fault:
             record["fault"] = fault.record()
         elif scheduled:

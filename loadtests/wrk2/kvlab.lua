@@ -10,8 +10,12 @@
 --   WRK_RATE    plain wrk only: pace requests to this total rate (requests/s) with the delay() hook;
 --               WRK_THREADS must then equal -t. wrk2 paces itself with -R: leave WRK_RATE unset.
 --   WRK_STATUS  1: count answers by status code (a response() hook; costs a little CPU per request)
+--   WRK_SERIES_T0_MS  wall-clock ms (since the epoch) of second 0: count answers, and those of status
+--               400 or more, per second since then (the same response() hook; per thread, added up
+--               in done()); wrk gives Lua no latency per request, so there is none per second
 -- done() prints the latency percentiles, once readable and once as one line of JSON after the
--- marker "KVLAB-WRK-JSON " for the lab's runner, with the latency histogram (M.histogram).
+-- marker "KVLAB-WRK-JSON " for the lab's runner, with the latency histogram (M.histogram) and the
+-- answers per second (M.per_second).
 local M = {}
 
 local function env_number(name, default)
@@ -69,6 +73,18 @@ function M.pid()
   return ok and tonumber(pid) or 0
 end
 
+-- A function that reads a clock in ms (0: CLOCK_REALTIME, since the epoch; 1: CLOCK_MONOTONIC).
+function M.clock_ms(clk)
+  local ffi = require("ffi")
+  pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } kvlab_timespec;"
+    .. " int clock_gettime(int clk, kvlab_timespec *ts);")
+  local ts = ffi.new("kvlab_timespec")
+  return function()
+    ffi.C.clock_gettime(clk, ts)
+    return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
+  end
+end
+
 -- Installs the hooks every script has: setup (numbers the threads), init (seeds the random
 -- generator), done (prints percentiles), and, when asked for, delay (pacing) and response (statuses).
 function M.install(scenario)
@@ -88,14 +104,7 @@ function M.install(scenario)
 
   local rate = env_number("WRK_RATE", 0)
   if rate > 0 then
-    local ffi = require("ffi")
-    pcall(ffi.cdef, "typedef struct { long tv_sec; long tv_nsec; } kvlab_timespec;"
-      .. " int clock_gettime(int clk, kvlab_timespec *ts);")
-    local ts = ffi.new("kvlab_timespec")
-    local function now_ms()
-      ffi.C.clock_gettime(1, ts) -- CLOCK_MONOTONIC
-      return tonumber(ts.tv_sec) * 1000 + tonumber(ts.tv_nsec) / 1e6
-    end
+    local now_ms = M.clock_ms(1)
     local interval_ms = 1000 / (rate / env_number("WRK_THREADS", 1))
     local next_ms = nil
     -- Each request of this thread gets the next slot of a fixed schedule; when the server falls
@@ -111,16 +120,58 @@ function M.install(scenario)
     end
   end
 
-  if os.getenv("WRK_STATUS") == "1" then
+  local by_status = os.getenv("WRK_STATUS") == "1"
+  local series_t0 = env_number("WRK_SERIES_T0_MS", 0)
+  if by_status or series_t0 > 0 then
     kvlab_status = {}
+    -- Per second since series_t0, in tables of this thread that done() adds up: a clock read and
+    -- two table updates per answer.
+    kvlab_second_requests, kvlab_second_errors = {}, {}
+    local now_ms = series_t0 > 0 and M.clock_ms(0) or nil
     _G.response = function(status, headers, body)
-      kvlab_status[status] = (kvlab_status[status] or 0) + 1
+      if by_status then
+        kvlab_status[status] = (kvlab_status[status] or 0) + 1
+      end
+      if now_ms then
+        local second = math.floor((now_ms() - series_t0) / 1000)
+        kvlab_second_requests[second] = (kvlab_second_requests[second] or 0) + 1
+        if status > 399 then
+          kvlab_second_errors[second] = (kvlab_second_errors[second] or 0) + 1
+        end
+      end
     end
   end
 
   _G.done = function(summary, latency, requests)
-    M.report(scenario, summary, latency, threads, rate)
+    M.report(scenario, summary, latency, threads, rate, series_t0)
   end
+end
+
+-- The threads' answers per second as JSON, {"t0_ms":...,"requests":[...],"errors":[...]} with one
+-- entry per second from second 0 to the last one with an answer; nil when they were not counted.
+function M.per_second(threads, t0_ms)
+  if t0_ms <= 0 then return nil end
+  local requests, errors, last = {}, {}, -1
+  for _, t in ipairs(threads) do
+    for name, into in pairs({ kvlab_second_requests = requests, kvlab_second_errors = errors }) do
+      local counts = t:get(name)
+      if type(counts) == "table" then
+        for second, n in pairs(counts) do
+          if second >= 0 then
+            into[second] = (into[second] or 0) + n
+            if second > last then last = second end
+          end
+        end
+      end
+    end
+  end
+  local r, e = {}, {}
+  for second = 0, last do
+    r[#r + 1] = string.format("%d", requests[second] or 0)
+    e[#e + 1] = string.format("%d", errors[second] or 0)
+  end
+  return string.format('{"t0_ms":%.0f,"requests":[%s],"errors":[%s]}', t0_ms, table.concat(r, ","),
+    table.concat(e, ","))
 end
 
 -- Percentiles of the table, and HdrHistogram's ticks (five per halving of 1-p) for the spectrum.
@@ -184,7 +235,7 @@ function M.histogram(latency)
   return "[" .. table.concat(buckets, ",") .. "]"
 end
 
-function M.report(scenario, summary, latency, threads, rate)
+function M.report(scenario, summary, latency, threads, rate, series_t0)
   io.write("  Latency Distribution (kvlab done() hook)\n")
   for _, p in ipairs(TABLE) do
     io.write(string.format("%8.3f%%  %10s\n", p, fmt_ms(percentile_us(latency, p))))
@@ -232,6 +283,7 @@ function M.report(scenario, summary, latency, threads, rate)
     .. ',"percentiles":{' .. table.concat(table_json, ",") .. "}"
     .. ',"spectrum":[' .. table.concat(spectrum, ",") .. "]}"
     .. ',"histogram_us":' .. (M.histogram(latency) or "null")
+    .. ',"per_second":' .. (M.per_second(threads, series_t0 or 0) or "null")
     .. "}\n")
 end
 

@@ -387,6 +387,23 @@ def series(rows: list[tuple[int, int, float | None]], nodes: dict | None = None,
     }
 
 
+class SteadySamples:
+    """What a load tool hands back after a steady phase: its seconds, as the time series reads them."""
+
+    def __init__(self, seconds: int):
+        self.load = series([STEADY] * seconds)["load"]
+        self.histograms = {}
+
+    def series(self, t0_epoch):
+        return self
+
+    def part(self):
+        return self.load
+
+    def discard(self):
+        pass
+
+
 # 100/s asked for: 10 s steady (p99 2 ms), a fault from 10.0 to 15.0 (errors, slow), then 3 s
 # behind at 60/s, p99 back under 2 x 2 ms from second 20, steady to 30.
 STEADY = (100, 0, 2.0)
@@ -479,10 +496,10 @@ class FaultsExecutor(FakeExecutor):
         return Fake(self.nodes[index].name, at_s, for_s, kind=kind)
 
     def run(self, prepared, status=None):
+        pr = super().run(prepared, status)
         if prepared.label == "faults":
-            rows = [STEADY] * prepared.spec.duration_s
-            (prepared.out / "timeseries.json").write_text(json.dumps(series(rows)))
-        return super().run(prepared, status)
+            pr.samples = SteadySamples(prepared.spec.duration_s)
+        return pr
 
     def await_healed(self, timeout_s):
         return {"healed": True, "hints_replayed_s": 1.0, "repaired_s": 2.0, "timeout_s": timeout_s, "why": ""}

@@ -25,6 +25,9 @@ public final class LocalStore implements AutoCloseable {
     private final ScheduledExecutorService prober;
     /** Told the key of every record stored, while set ({@link #onWritten}). */
     private volatile Consumer<byte[]> written;
+    /** The last reading of RocksDB's flushes and compactions, and when it was taken (System.nanoTime()). */
+    private volatile BackgroundWork work;
+    private volatile long workReadAt;
 
     /** At most {@code maxWaitingWrites} single writes wait for their group ({@link GroupCommit}). */
     public LocalStore(RocksStore store, StorageExecutor executor, int maxWaitingWrites) {
@@ -198,6 +201,25 @@ public final class LocalStore implements AutoCloseable {
     /** Single writes stored so far, for metrics. */
     public long groupedWrites() {
         return writes.writesWritten();
+    }
+
+    /**
+     * RocksDB's completed flushes and compactions, for metrics: read at most every 100 ms (a
+     * scrape asks for four figures of one reading); the last reading once the store is closed.
+     */
+    BackgroundWork backgroundWork() {
+        long now = System.nanoTime();
+        BackgroundWork last = work;
+        if (last == null || now - workReadAt > 100_000_000L) {
+            try {
+                last = store.backgroundWork();
+                work = last;
+                workReadAt = now;
+            } catch (StorageException closed) {
+                return last == null ? BackgroundWork.NONE : last;
+            }
+        }
+        return last;
     }
 
     /** Calls waiting for a storage thread, single writes waiting for their group included. */

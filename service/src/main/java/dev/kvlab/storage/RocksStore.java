@@ -273,6 +273,17 @@ public final class RocksStore implements AutoCloseable {
         return whileOpen("cannot read RocksDB property " + name, () -> db.getLongProperty(records, name));
     }
 
+    /** The flushes and compactions RocksDB completed since the store opened, in every column family. */
+    public BackgroundWork backgroundWork() {
+        return whileOpen("cannot read RocksDB's compaction statistics", () -> {
+            BackgroundWork sum = BackgroundWork.NONE;
+            for (ColumnFamilyHandle family : List.of(legacy, records, hintsFamily, metaFamily)) {
+                sum = sum.plus(BackgroundWork.of(db.getMapProperty(family, BackgroundWork.PROPERTY)));
+            }
+            return sum;
+        });
+    }
+
     /** Writes the memtables out to SST files (for tests and maintenance). */
     void flush() {
         whileOpen("flush failed", () -> {

@@ -6,7 +6,10 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Map;
 
-/** RocksDB's own figures, the storage queue and the grouping of writes, read when Prometheus scrapes. */
+/**
+ * RocksDB's own figures, its completed flushes and compactions, the storage queue and the grouping
+ * of writes, read when Prometheus scrapes.
+ */
 public final class StorageMetrics implements MeterBinder {
 
     /** RocksDB properties worth watching, with what they mean. */
@@ -41,6 +44,20 @@ public final class StorageMetrics implements MeterBinder {
                 .register(registry);
         FunctionCounter.builder("kvlab.storage.write.groups", store, LocalStore::writeGroups)
                 .description("RocksDB writes that stored the single writes: writes per group = writes / groups")
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.flushes", store, s -> s.backgroundWork().flushes())
+                .description("Memtable flushes RocksDB completed (every column family)")
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.flush", store, s -> s.backgroundWork().flushBytes())
+                .baseUnit("bytes")
+                .description("Bytes of the SST files flushes wrote")
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.compactions", store, s -> s.backgroundWork().compactions())
+                .description("Compactions RocksDB completed (every column family; a file moved down a level unrewritten is none)")
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.compaction", store, s -> s.backgroundWork().compactionBytes())
+                .baseUnit("bytes")
+                .description("Bytes of the SST files compactions wrote")
                 .register(registry);
     }
 }

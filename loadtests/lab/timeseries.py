@@ -1,0 +1,92 @@
+"""A phase's time series and latency distribution as files: <phase dir>/timeseries.json (the load
+tool's seconds, the nodes' samples, the RocksDB events, all against the phase's second 0) and
+<phase dir>/latency.hgrm (HdrHistogram's percentile distribution of every request, in ms; a
+phase of several ops has latency-<op>.hgrm beside it).
+
+timeseries.json:
+  interval_s  1.0
+  t0_epoch    wall-clock time of second 0, when the phase's load started
+  load        {source, latency, seconds: [{t, requests, errors, p50_ms, p99_ms, max_ms}], ops?, note?}
+              (lab.loadseries); null when the load tool left nothing to read
+  nodes       {node: [{t, cpu_cores, gc_pause_ms, hints_pending, hints_replayed, records_repaired, up}]}
+  events      [{t, node, kind: flush | compaction}] (lab.nodeseries); nodes and events are null
+              when the executor cannot read the nodes' metrics
+Missing figures are null, never invented.
+
+The raw per-request samples (k6's CSV) are removed once read, unless KEEP_SAMPLES=1 is set.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from . import hdr
+from .loadseries import LoadSeries, Samples
+from .nodeseries import Sampler
+
+INTERVAL_S = 1.0
+KEEP_SAMPLES_ENV = "KEEP_SAMPLES"
+
+
+def epoch_of(monotonic_t: float) -> float:
+    """The wall-clock time (seconds since the epoch) of a time.monotonic() reading."""
+    return time.time() - (time.monotonic() - monotonic_t)
+
+
+def keep_samples() -> bool:
+    return os.environ.get(KEEP_SAMPLES_ENV, "") not in ("", "0")
+
+
+def write(out: Path, t0_epoch: float, samples: Samples | None, sampler: Sampler | None,
+          log: Callable[[str], None] = lambda message: None) -> dict[str, object]:
+    """Writes the phase's files into out and returns what the phase record gets: "timeseries" and
+    "hgrm" (paths), and "hgrm_ops" ({op: path}) when the phase had several ops. A load series that
+    cannot be read is logged and left null: the files never stop a phase."""
+    load: LoadSeries | None = None
+    if samples is not None:
+        try:
+            load = samples.series(t0_epoch)
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            log(f"no load time series: {e}")
+        finally:
+            if not keep_samples():
+                samples.discard()
+    nodes, events = sampler.part(t0_epoch) if sampler is not None else (None, None)
+    doc = {
+        "interval_s": INTERVAL_S,
+        "t0_epoch": round(t0_epoch, 3),
+        "load": load.part() if load else None,
+        "nodes": nodes,
+        "events": events,
+    }
+    path = out / "timeseries.json"
+    path.write_text(json.dumps(doc, separators=(",", ":")))
+    files: dict[str, object] = {"timeseries": path, "hgrm": None}
+    histograms = load.histograms if load else {}
+    if "all" in histograms:
+        files["hgrm"] = out / "latency.hgrm"
+        files["hgrm"].write_text(hdr.hgrm(histograms["all"]))
+    ops = {op: h for op, h in histograms.items() if op != "all"}
+    if ops:
+        files["hgrm_ops"] = {}
+        for op, h in ops.items():
+            files["hgrm_ops"][op] = out / f"latency-{op}.hgrm"
+            files["hgrm_ops"][op].write_text(hdr.hgrm(h))
+    return files
+
+
+def relative(files: dict[str, object], root: Path) -> dict[str, object]:
+    """The paths of write()'s answer relative to root (the run directory), for run.json."""
+
+    def rel(v):
+        if isinstance(v, Path):
+            return str(v.relative_to(root))
+        if isinstance(v, dict):
+            return {k: rel(x) for k, x in v.items()}
+        return v
+
+    return {k: rel(v) for k, v in files.items()}
