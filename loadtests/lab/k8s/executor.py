@@ -32,7 +32,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
 
-from .. import healing, load, procstat, profiling, tools
+from .. import healing, load, nodeseries, procstat, profiling, promtext, tools
 from ..faults import ScheduledFault
 from ..load import LoadSpec, log
 from ..runner import Prepared, RunConfig
@@ -271,9 +271,10 @@ class K8sExecutor:
         return out
 
     def node_metrics(
-        self, timeout: float = 0.8, parse: Callable[[str], dict[str, float]] = healing.parse
+        self, timeout: float = nodeseries.SCRAPE_TIMEOUT_S, parse: Callable[[str], dict[str, float]] = promtext.parse
     ) -> dict[str, dict[str, float] | str]:
-        """Each pod's figures from its Prometheus page now (parse: lab.healing.parse), by pod name,
+        """Each pod's Prometheus page now (parsed with lab.promtext.parse, as the node sampler wants
+        it; see runner.LocalExecutor.node_metrics), by pod name,
         or why a pod gave none; within about timeout seconds, whatever the pods do, and it never
         raises: a sampler may call it every second during a phase."""
         try:

@@ -15,7 +15,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import healing, profiling, report, runner, tools
+from lab import healing, profiling, promtext, report, runner, tools
 from lab.k8s import K8sConfig, executor, facts, kubectl, management, manifests, outputs, podfaults
 from lab.tests.test_healing import PAGE
 from lab.tests.test_lab import latency, write_run
@@ -385,7 +385,7 @@ class ManagementTest(unittest.TestCase):
         (self.pods.dir / "missing-kvlab-1").touch()
         for _ in range(3):
             got = self.ex.node_metrics(timeout=5)
-            self.assertEqual(got["kvlab-0"], healing.parse(PAGE))
+            self.assertEqual(got["kvlab-0"], promtext.parse(PAGE))
             self.assertIn('pods "kvlab-1" not found', got["kvlab-1"])
         execs = [c for c in self.pods.calls() if "kvlab-0" in c]
         self.assertEqual(len(execs), 1, "one long-lived exec answers every scrape")
@@ -408,7 +408,7 @@ class ManagementTest(unittest.TestCase):
         scrapes = [c for c in self.pods.calls("curl")[before:] if c.startswith("kvlab-0 ")]
         self.assertEqual(len(scrapes), 1, "a call waits for the pod's earlier scrape instead of sending another")
         (self.pods.dir / "paused-kvlab-0").unlink()
-        self.assertEqual(self.ex.node_metrics(timeout=2)["kvlab-0"], healing.parse(PAGE))
+        self.assertEqual(self.ex.node_metrics(timeout=2)["kvlab-0"], promtext.parse(PAGE))
 
     def test_an_exec_that_ended_starts_again(self):
         self.assertIsInstance(self.ex.node_metrics(timeout=5)["kvlab-0"], dict)
@@ -417,7 +417,7 @@ class ManagementTest(unittest.TestCase):
         deadline = time.monotonic() + 5
         while channel._proc is not None and time.monotonic() < deadline:
             time.sleep(0.05)
-        self.assertEqual(self.ex.node_metrics(timeout=5)["kvlab-0"], healing.parse(PAGE))
+        self.assertEqual(self.ex.node_metrics(timeout=5)["kvlab-0"], promtext.parse(PAGE))
         self.assertEqual(channel.starts, 2)
 
     def test_a_sampler_may_read_other_figures_of_the_page(self):
