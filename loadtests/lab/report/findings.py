@@ -5,6 +5,8 @@ from conclusion.md."""
 
 from __future__ import annotations
 
+import math
+
 from . import flames, fmt, timeline
 
 
@@ -25,8 +27,14 @@ def phase_sentence(v: dict, slo) -> str:
     if v["dropped"]:
         text += f", {fmt.rate(v['dropped'])} iterations dropped (no free VU: the server fell behind)"
     if v["nodes"]:
-        cores = sum((n["cores"] or 0) for n in v["nodes"])
-        text += f"; the nodes used {cores:.2f} cores, the load generator {fmt.num(v['loadgen'].get('cores'))}"
+        # A node killed and started again during the phase has no CPU figure of the whole phase.
+        counted = [n for n in v["nodes"] if n["cores"] is not None and not math.isnan(n["cores"])]
+        cores = sum(n["cores"] for n in counted)
+        missing = len(v["nodes"]) - len(counted)
+        text += f"; the nodes used {cores:.2f} cores" + (
+            f" (not counting {missing} restarted during the phase)" if missing else ""
+        )
+        text += f", the load generator {fmt.num(v['loadgen'].get('cores'))}"
     if v["pauses"] and not any(p["safepoints"] for p in v["pauses"]):
         text += "; no node's JVM stopped for a safepoint"
     elif v["pauses"]:
