@@ -109,6 +109,24 @@ def phase(label: str, scale: float, rate: int, profiles: bool) -> dict:
     }
 
 
+# A saturation search as run.json records it: two steps met the SLO, the third did not.
+SEARCH = {
+    "scenario": "get",
+    "start_rate": 1000,
+    "factor": 1.5,
+    "step_duration_s": 10,
+    "tolerance": 0.02,
+    "slo_p99_ms": 10,
+    "max_sustainable_rate": 1500,
+    "stop_reason": "at 2250/s: p99 12 ms > SLO 10 ms",
+    "steps": [
+        {"rate": 1000, "achieved_rate": 1000, "p99_ms": 3, "error_rate": 0, "ok": True},
+        {"rate": 1500, "achieved_rate": 1499, "p99_ms": 6, "error_rate": 0, "ok": True},
+        {"rate": 2250, "achieved_rate": 2200, "p99_ms": 12, "error_rate": 0, "ok": False},
+    ],
+}
+
+
 def write_run(root: Path, name: str, scale: float, saturation: bool = False) -> Path:
     d = root / name
     d.mkdir(parents=True)
@@ -129,21 +147,7 @@ def write_run(root: Path, name: str, scale: float, saturation: bool = False) -> 
         "phases": [phase("put", scale, 1000, True), phase("get", scale * 2, 2000, False)],
     }
     if saturation:
-        doc["saturation"] = {
-            "scenario": "get",
-            "start_rate": 1000,
-            "factor": 1.5,
-            "step_duration_s": 10,
-            "tolerance": 0.02,
-            "slo_p99_ms": 10,
-            "max_sustainable_rate": 1500,
-            "stop_reason": "at 2250/s: p99 12 ms > SLO 10 ms",
-            "steps": [
-                {"rate": 1000, "achieved_rate": 1000, "p99_ms": 3, "error_rate": 0, "ok": True},
-                {"rate": 1500, "achieved_rate": 1499, "p99_ms": 6, "error_rate": 0, "ok": True},
-                {"rate": 2250, "achieved_rate": 2200, "p99_ms": 12, "error_rate": 0, "ok": False},
-            ],
-        }
+        doc["saturation"] = json.loads(json.dumps(SEARCH))
     (d / "run.json").write_text(json.dumps(doc))
     (d / "env.json").write_text(
         json.dumps(

@@ -15,7 +15,7 @@ from pathlib import Path
 from lab import check, flamegraph, report
 from lab.report import flamediff, plots, runs
 from lab.tests import test_lab
-from lab.tests.test_lab import phase, write_run
+from lab.tests.test_lab import SEARCH, phase, write_run
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
@@ -54,23 +54,6 @@ def step(scenario: str, rate: int, scale: float) -> dict:
     p = phase(scenario, scale, rate, False)
     p |= {"label": f"{scenario}@{rate}", "dir": f"phases/0{rate // 1000}-{scenario}-{rate}", "saturation_step": True}
     return p
-
-
-SEARCH = {
-    "scenario": "get",
-    "start_rate": 1000,
-    "factor": 1.5,
-    "step_duration_s": 10,
-    "tolerance": 0.02,
-    "slo_p99_ms": 10,
-    "max_sustainable_rate": 1500,
-    "stop_reason": "at 2250/s: p99 12 ms > SLO 10 ms",
-    "steps": [
-        {"rate": 1000, "achieved_rate": 1000, "p99_ms": 3, "error_rate": 0, "ok": True},
-        {"rate": 1500, "achieved_rate": 1499, "p99_ms": 6, "error_rate": 0, "ok": True},
-        {"rate": 2250, "achieved_rate": 2200, "p99_ms": 12, "error_rate": 0, "ok": False},
-    ],
-}
 
 
 class ReportCase(unittest.TestCase):
@@ -163,7 +146,7 @@ class HeadlineTest(ReportCase):
         def search(doc):
             three_nodes(doc)
             doc["phases"] += [step("get", 1000, 0.3), step("get", 1500, 0.6), step("get", 2250, 1.2)]
-            doc["saturation"] = SEARCH
+            doc["saturation"] = json.loads(json.dumps(SEARCH))
 
         doc = edit(d, search)
         md, page = self.generate(d)
