@@ -12,12 +12,14 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
 
 from lab import hdr, load, loadseries, nodeseries, promtext, runner, timeseries
 from lab.loadseries import K6Reader, Samples
+from lab.tests.test_lab import FakeExecutor
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 SCRIPTS = Path(__file__).resolve().parents[2] / "wrk2"
@@ -305,29 +307,15 @@ class WriteTest(unittest.TestCase):
             self.assertIn("not a k6 CSV output", logged[0])
 
 
-class SeriesExecutor:
+class SeriesExecutor(FakeExecutor):
     """A phase's load and nodes without processes: a k6 CSV of two requests, one node's page."""
 
-    name = "fake"
-
     def __init__(self):
-        self.nodes = []
+        super().__init__()
         self.scrapes = 0
 
-    def check(self):
-        pass
-
-    def config(self):
-        return {}
-
-    def env(self):
-        return {}
-
-    def profiling_gap_s(self):
-        return 0.0
-
     def prepare(self, spec, out, label):
-        return runner.Prepared(spec, out, label, __import__("time").monotonic())
+        return runner.Prepared(spec, out, label, time.monotonic())
 
     def node_metrics(self):
         self.scrapes += 1
@@ -341,12 +329,6 @@ class SeriesExecutor:
         threading.Event().wait(1.3)  # the sampler scrapes meanwhile
         result = {"achieved_rate": 2, "requested_rate": 2, "latency": {}}
         return load.PhaseRun(result, {}, [], [0], "", "", samples=Samples("k6", csv=[csv], duration_s=2))
-
-    def after_phase(self, label):
-        pass
-
-    def close(self):
-        pass
 
 
 class RunPhaseTest(unittest.TestCase):
