@@ -95,7 +95,7 @@ def healing_findings(views: list[dict]) -> list[str]:
     if not any(v["healing"]["anything"] for v in read):
         out.append(
             "No phase needed healing: no hint was written or replayed, no record repaired or moved "
-            "(an outage phase, PHASES=...,outage, freezes a node to watch the cluster heal)."
+            "(PHASES=...,outage pauses a node, and SCENARIO=faults kills, pauses and cuts one off, to watch the cluster heal)."
         )
     return out
 

@@ -425,6 +425,18 @@ class PlanTest(unittest.TestCase):
         self.assertEqual([w.event for w in profiling.plan(["cpu", "alloc", "lock", "wall"], 4)], ["cpu", "alloc"])
         self.assertEqual(profiling.plan(["cpu"], 1), [])
 
+    def test_every_event_samples_finer_than_the_defaults_and_the_command_says_how(self):
+        prof = profiling.Profiling([], [], Path("/tmp"), 0.0)
+        node = profiling.Node("n0", 123, "")
+        with mock.patch.object(tools, "profiler_lib", return_value=Path("lib.so")), \
+                mock.patch.object(tools, "jattach", return_value="jattach"):
+            for event, option in (("cpu", "interval=1ms"), ("alloc", "alloc=64k"), ("lock", "lock=1us")):
+                argv, _ = prof.command(node, event, 5.0, Path("x.html"))
+                self.assertEqual(["env", f"PROFILER_OPTS={option}"], argv[:2], event)
+                self.assertEqual(["123", event, "5.0", "x.html"], argv[3:], event)
+            argv, _ = prof.command(node, "itimer", 5.0, Path("x.html"))
+            self.assertEqual(str(tools.PROFILE_SH), argv[0], "an event of its own keeps the profiler's defaults")
+
 
 class DurationTest(unittest.TestCase):
     def test_durations(self):
