@@ -8,7 +8,8 @@
 #                       then one mixed phase at RATE during which the last node is killed, paused and
 #                       cut off (FAULTS), each followed by time to recover, then the wait for the
 #                       cluster to heal. Cutting a node off needs root.
-#                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1.
+#                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1 (the nodes' data
+#                       and logs), KEEP_SAMPLES=1 (k6's per-request CSV beside each time series).
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
