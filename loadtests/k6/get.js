@@ -3,15 +3,15 @@
 //   TARGETS=http://127.0.0.1:8080 RATE=5000 DURATION=30s KEYS=1000000 k6 run get.js
 // Every knob is described in lib/kvlab.js.
 import http from 'k6/http';
-import { entityUrl, key, openModelOptions, randomIndex, summarize, target } from './lib/kvlab.js';
+import { entityUrl, key, openModelOptions, params, randomIndex, summarize, target } from './lib/kvlab.js';
 
 export const options = openModelOptions(['get']);
 http.setResponseCallback(http.expectedStatuses(200));
 
-const params = { tags: { op: 'get' } };
+const requestParams = params('get');
 
 export default function () {
-  http.get(entityUrl(target(), key(randomIndex())), params);
+  http.get(entityUrl(target(), key(randomIndex())), requestParams);
 }
 
 export function handleSummary(data) {

@@ -4,7 +4,7 @@
 //   TARGETS=http://127.0.0.1:8080 RATE=5000 DURATION=30s KEYS=1000000 READ_SHARE=0.9 k6 run mixed.js
 // Every knob is described in lib/kvlab.js.
 import http from 'k6/http';
-import { cfg, entityUrl, key, makeValue, openModelOptions, randomIndex, summarize, target } from './lib/kvlab.js';
+import { cfg, entityUrl, key, makeValue, openModelOptions, params, randomIndex, summarize, target } from './lib/kvlab.js';
 
 if (!(cfg.readShare >= 0 && cfg.readShare <= 1)) throw new Error('READ_SHARE must be within 0..1');
 
@@ -12,8 +12,8 @@ export const options = openModelOptions(['get', 'put']);
 http.setResponseCallback(http.expectedStatuses(200, 201));
 
 const value = makeValue(cfg.valueSize);
-const getParams = { tags: { op: 'get' } };
-const putParams = { tags: { op: 'put' } };
+const getParams = params('get');
+const putParams = params('put');
 
 export default function () {
   const url = entityUrl(target(), key(randomIndex()));

@@ -3,15 +3,15 @@
 //   TARGETS=http://127.0.0.1:8080 RATE=25000 DURATION=30s VUS=64 MAX_VUS=64 k6 run status.js
 // Every knob is described in lib/kvlab.js.
 import http from 'k6/http';
-import { openModelOptions, summarize, target } from './lib/kvlab.js';
+import { openModelOptions, params, summarize, target } from './lib/kvlab.js';
 
 export const options = openModelOptions(['status']);
 http.setResponseCallback(http.expectedStatuses(200));
 
-const params = { tags: { op: 'status' } };
+const requestParams = params('status');
 
 export default function () {
-  http.get(`${target()}/v0/status`, params);
+  http.get(`${target()}/v0/status`, requestParams);
 }
 
 export function handleSummary(data) {

@@ -94,6 +94,12 @@ def _common(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--slo-p99-ms", type=float, default=D.slo_p99_ms, help=f"SLO on p99 latency ({D.slo_p99_ms:g} ms)")
     p.add_argument(
+        "--request-timeout",
+        type=_duration,
+        default=D.request_timeout_s,
+        help=f"a request not answered by then counts as failed ({D.request_timeout_s:g}s)",
+    )
+    p.add_argument(
         "--max-error-rate", type=float, default=D.max_error_rate, help=f"share of failed requests allowed ({D.max_error_rate:g})"
     )
     p.add_argument(
@@ -257,6 +263,7 @@ def _config(a: argparse.Namespace, phases: list[str]) -> runner.RunConfig:
         connections=a.connections,
         threads=a.threads,
         slo_p99_ms=a.slo_p99_ms,
+        request_timeout_s=a.request_timeout,
         max_error_rate=a.max_error_rate,
         events=a.events,
         fill_vus=a.fill_vus,

@@ -47,6 +47,7 @@ class LoadSpec:
     connections: int = 64  # wrk
     threads: int = 2  # wrk, in all (split across the targets, at least one each)
     slo_p99_ms: float = 10.0
+    request_timeout_s: float = 60.0  # a timed phase's request not answered by then counts as failed
     fill_vus: int = 16
     batch: int = 8
     key_prefix: str = "k"
@@ -105,6 +106,7 @@ def k6_env(spec: LoadSpec) -> dict[str, str]:
             "VUS": str(spec.vus),
             "MAX_VUS": str(max(spec.max_vus, spec.vus)),
             "SLO_P99_MS": f"{spec.slo_p99_ms:g}",
+            "REQUEST_TIMEOUT": f"{spec.request_timeout_s:g}s",
         }
     if spec.scenario == "mixed":
         env["READ_SHARE"] = f"{spec.read_share:g}"
@@ -127,7 +129,7 @@ def wrk_args(
     conns = max(1, spec.connections // share)
     threads = max(1, min(spec.threads // share, conns))
     rate = max(1, round(spec.rate / share))
-    options = [f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", "--latency"]
+    options = [f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", f"--timeout={spec.request_timeout_s:g}s", "--latency"]
     if is_wrk2:
         options.append(f"-R{rate}")
     else:

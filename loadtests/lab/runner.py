@@ -47,6 +47,7 @@ class RunConfig:
     connections: int = defaults.integer("CONNECTIONS")
     threads: int = defaults.integer("THREADS")
     slo_p99_ms: float = defaults.number("SLO_P99_MS")
+    request_timeout_s: float = defaults.seconds("REQUEST_TIMEOUT")
     max_error_rate: float = defaults.number("MAX_ERROR_RATE")
     events: list[str] = field(default_factory=lambda: defaults.items("EVENTS"))
     fill_vus: int = defaults.integer("FILL_VUS")
@@ -97,6 +98,7 @@ class RunConfig:
             connections=self.connections,
             threads=self.threads,
             slo_p99_ms=self.slo_p99_ms,
+            request_timeout_s=self.request_timeout_s,
         )
 
 

@@ -12,6 +12,8 @@
 //   VUS, MAX_VUS  virtual users (each one keep-alive connection per target) allocated at start
 //                 and at most; when all are busy the scenario drops iterations (reported) (64, 256)
 //   SLO_P99_MS    threshold on p99 latency in ms (10)
+//   REQUEST_TIMEOUT  how long a request may take before it counts as failed, a k6 duration (60s):
+//                 a client gives up on a node that does not answer, rather than wait with every VU
 //   MAX_ERROR_RATE  threshold on the share of failed requests (0.01)
 //   SUMMARY_JSON  where handleSummary writes its JSON (summary.json)
 //   RANGE_SIZE    keys per range read (range.js; 100);  READ_SHARE  GETs in mixed.js (0.5)
@@ -74,6 +76,12 @@ if (cfg.replicas !== '' && !/^\d+\/\d+$/.test(cfg.replicas)) {
 const replicasParam = cfg.replicas === '' ? '' : `&replicas=${cfg.replicas}`;
 
 /** The key of index i: prefix + 10 digits, so keys sort as their indexes do (ranges are exact). */
+/** A request's parameters: its operation as a tag (the lab reads it), and REQUEST_TIMEOUT. */
+export function params(op) {
+  const timeout = __ENV.REQUEST_TIMEOUT;
+  return timeout ? { tags: { op }, timeout } : { tags: { op } };
+}
+
 export function key(i) {
   return cfg.keyPrefix + String(i).padStart(10, '0');
 }

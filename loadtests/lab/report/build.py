@@ -7,7 +7,12 @@ from pathlib import Path
 from .. import tools
 from . import findings, flames, headline, plots, render, runs, views
 
-KINDS = {"phases": "Fixed-rate phases", "saturation": "Saturation search", "hotpath": "Hot-path benchmark"}
+KINDS = {
+    "phases": "Fixed-rate phases",
+    "saturation": "Saturation search",
+    "faults": "Fault scenario",
+    "hotpath": "Hot-path benchmark",
+}
 
 
 def _spectra(phase: dict, prev: dict | None) -> list[tuple[str, list, int | None, dict]]:

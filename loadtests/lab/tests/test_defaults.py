@@ -43,7 +43,7 @@ class DefaultsFileTest(unittest.TestCase):
         self.assertEqual((defaults.text("SEARCH"), defaults.integer("SEARCH_STEPS")), (sat.scenario, sat.max_steps))
 
 
-DURATIONS = ("DURATION", "WARMUP", "HEAL_TIMEOUT", "SEARCH_STEP")
+DURATIONS = ("DURATION", "WARMUP", "HEAL_TIMEOUT", "SEARCH_STEP", "REQUEST_TIMEOUT")
 
 
 def expected(name: str, value: str):

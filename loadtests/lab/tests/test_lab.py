@@ -399,6 +399,13 @@ KVLAB-WRK-JSON {"scenario":"get","requests":15007,"duration_s":5.006739,"bytes_r
         self.assertEqual(load.wrk_args(many, False, 2)[0][:2], ["-t4", "-c32"])
         self.assertEqual(load.wrk_args(many, False, 2)[1]["WRK_THREADS"], "4")
 
+    def test_a_timed_phase_gives_up_on_a_request_after_the_timeout_the_fill_does_not(self):
+        cfg = runner.RunConfig(targets=["http://a"], pids=[], request_timeout_s=2)
+        self.assertEqual("2s", load.k6_env(cfg.spec("get"))["REQUEST_TIMEOUT"])
+        self.assertIn("--timeout=2s", load.wrk_args(cfg.spec("get", tool="wrk"), True)[0])
+        self.assertNotIn("REQUEST_TIMEOUT", load.k6_env(cfg.spec("fill")))
+        self.assertEqual(1, runner.RunConfig(targets=[], pids=[]).request_timeout_s, "the default")
+
     def test_wrk_output_becomes_a_result(self):
         with tempfile.TemporaryDirectory() as tmp:
             log = Path(tmp) / "wrk-0.txt"
