@@ -173,7 +173,7 @@ def panels(ts: dict) -> list[str]:
     """The panels a phase's time series fills, top to bottom: the load's rate, its latency (when
     the tool gives latency per second), its errors, then the nodes' CPU and GC pauses, their
     healing (when a node missed writes) and the RocksDB events when the nodes were sampled."""
-    load = ts.get("load", {})
+    load = ts.get("load") or {}
     seconds = load.get("seconds") or []
     nodes = ts.get("nodes") or {}
     out = []
@@ -215,7 +215,7 @@ def timeseries_plot(
     )
     axes = {name: ax for name, ax in zip(shown, axes[:, 0])}
     step = ts.get("interval_s") or 1.0
-    seconds = ts.get("load", {}).get("seconds") or []
+    seconds = (ts.get("load") or {}).get("seconds") or []
     nodes = ts.get("nodes") or {}
     starts = [s["t"] for s in seconds]
     mid = [t + step / 2 for t in starts]

@@ -21,7 +21,7 @@ def load(run_dir: Path, phase: dict) -> dict | None:
         doc = json.loads((run_dir / rel).read_text())
     except (OSError, ValueError):
         return None
-    return doc if doc.get("load", {}).get("seconds") or doc.get("nodes") else None
+    return doc if (doc.get("load") or {}).get("seconds") or doc.get("nodes") else None
 
 
 def values(rows: list[dict], key: str) -> list[float]:

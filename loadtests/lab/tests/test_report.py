@@ -255,6 +255,15 @@ class TimeSeriesTest(ReportCase):
         self.assertIn("wrk gives no latency per second (only one distribution at its end), so the figure shows", md)
         self.assertTrue((d / "plots" / "timeseries-01-get.png").is_file())
 
+    def test_a_time_series_of_the_nodes_only_is_drawn_and_says_why(self):
+        # In Kubernetes the load generator pods keep their per-request output: "load" is null.
+        series = json.loads((FIXTURES / "timeseries.json").read_text()) | {"load": None}
+        self.assertNotIn("rate", plots.panels(series))
+        d, _ = self.run_with_series(series)
+        md, _ = self.generate(d)
+        self.assertIn("The load tool's figures per second were not collected", md)
+        self.assertTrue((d / "plots" / "timeseries-01-get.png").is_file())
+
     def test_a_phase_without_its_time_series_file_is_shown_without_it(self):
         # A fault the run measured no recovery of (the outage phase's) is listed with its schedule only.
         d, doc = self.run_with_series(None, [{k: v for k, v in self.FAULT.items() if k != "recovery"}])
