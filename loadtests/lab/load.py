@@ -142,7 +142,8 @@ def commands(spec: LoadSpec, out: Path, series_t0_ms: int | None = None) -> list
     if spec.tool == "k6":
         samples = out / "k6-samples.csv"
         env = k6_env(spec) | K6_CSV_ENV | {"SUMMARY_JSON": str(out / "k6-summary.json")}
-        argv = [tools.k6(), "run", "--no-usage-report", "--no-color", *k6_output_args(tools.rel(samples)),  # k6 runs from the repository root
+        # k6 runs from the repository root: the output's path as the rest of the command shows it.
+        argv = [tools.k6(), "run", "--no-usage-report", "--no-color", *k6_output_args(tools.rel(samples)),
                 str(K6_SCRIPTS / f"{spec.scenario}.js")]
         return [Command(argv, env, out / "k6.log", out / "k6-summary.json", samples=samples)]
 
