@@ -137,11 +137,24 @@ final class HealingScenarios {
         }
     }
 
-    /** Hints replayed plus records copied by repair rounds (sent and received), over every node. */
-    static double healedRecords(KvlabCluster cluster) {
-        double healed = 0;
+    /** Hints replayed plus records copied by repair rounds (sent and received), node by node. */
+    static double[] healedRecords(KvlabCluster cluster) {
+        double[] healed = new double[cluster.size()];
         for (int node = 0; node < cluster.size(); node++) {
-            healed += cluster.metric(node, "kvlab_hints_replayed_total") + cluster.metric(node, "kvlab_repair_records_total");
+            healed[node] = cluster.metric(node, "kvlab_hints_replayed_total") + cluster.metric(node, "kvlab_repair_records_total");
+        }
+        return healed;
+    }
+
+    /**
+     * The records replayed from hints or copied by repair since {@code before} ({@link #healedRecords}), every node
+     * together. A node that restarted since counts from zero, as Prometheus' increase() treats a counter that went down.
+     */
+    static double healedSince(KvlabCluster cluster, double[] before) {
+        double[] now = healedRecords(cluster);
+        double healed = 0;
+        for (int node = 0; node < now.length; node++) {
+            healed += now[node] >= before[node] ? now[node] - before[node] : now[node];
         }
         return healed;
     }
