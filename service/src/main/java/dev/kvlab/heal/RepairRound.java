@@ -139,7 +139,8 @@ final class RepairRound {
      * of requested buffers races when the buffers are requested on another thread than the one the
      * sides arrive on (the copies end on timers and event loops, the sides come from a storage
      * thread and an event loop), and it then fails the round with "Could not emit buffer due to
-     * lack of requests" (reactor-core issues 1937 and 2942), as it did refilling 1M keys.
+     * lack of requests" (https://github.com/reactor/reactor-core/issues/1937 and /2942), as it did
+     * refilling 1M keys.
      */
     static Flux<List<Side>> byKey(Flux<Side> sides) {
         return Flux.defer(() -> {

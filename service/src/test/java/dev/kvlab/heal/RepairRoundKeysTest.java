@@ -44,8 +44,8 @@ class RepairRoundKeysTest {
     /**
      * The shape of a refill: the sides arrive on two threads, and the copies, 16 at a time, end on
      * other threads, which ask for the next keys. Reactor's bufferUntilChanged, which the round used before,
-     * failed this at once with "Could not emit buffer due to lack of requests" (reactor-core issue
-     * 2942), as it failed a refill of 1M keys after 621 690.
+     * failed this at once with "Could not emit buffer due to lack of requests"
+     * (https://github.com/reactor/reactor-core/issues/2942), as it failed a refill of 1M keys after 621 690.
      */
     @Test
     void keysRequestedFromOtherThreadsAllCome() {
