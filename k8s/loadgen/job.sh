@@ -14,6 +14,7 @@
 #      KVLAB-JOB exit <the tool's exit code>       KVLAB-JOB end <ns since the epoch>
 #      KVLAB-JOB times <bash's `times`: this shell's, then its children's user and system CPU>
 #      KVLAB-JOB summary <k6's summary JSON, base64>
+#      KVLAB-JOB samples <a line of k6's per-request durations, gzipped CSV, base64>  (several lines)
 # Exits 0 once the tool ran, whatever its exit code (k6 exits 99 when a threshold fails: a result,
 # and a failed pod would make the Job stop the other pods); non-zero when it could not run it.
 set -uo pipefail
@@ -78,5 +79,17 @@ mark "times $(tr '\n' ' ' <"$WORK/times")"
 summary=${SUMMARY_JSON:-$WORK/summary.json}
 if [ "$tool" = k6 ] && [ -s "$summary" ]; then
   mark "summary $(base64 -w0 "$summary")"
+fi
+# k6's per-request samples (K6_SAMPLES, its --out csv file): the header and the request durations,
+# gzipped, base64 in lines of 8000 characters (a log line stays whole), unless that passes
+# SAMPLES_MAX_BYTES (4 MB): the kubelet rotates a container's log at 10 MiB.
+if [ "$tool" = k6 ] && [ -s "${K6_SAMPLES:-}" ]; then
+  awk -F, 'NR == 1 || $1 == "http_req_duration"' "$K6_SAMPLES" | gzip -c >"$WORK/samples.gz"
+  size=$(stat -c %s "$WORK/samples.gz")
+  if [ "$size" -le "${SAMPLES_MAX_BYTES:-4000000}" ]; then
+    base64 -w 8000 "$WORK/samples.gz" | sed 's/^/KVLAB-JOB samples /'
+  else
+    mark "samples-skipped $size bytes gzipped, over ${SAMPLES_MAX_BYTES:-4000000}"
+  fi
 fi
 exit 0

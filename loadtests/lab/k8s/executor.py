@@ -35,6 +35,7 @@ from urllib.parse import urlparse
 from .. import healing, load, nodeseries, procstat, profiling, promtext, tools
 from ..faults import ScheduledFault
 from ..load import LoadSpec, log
+from ..loadseries import K6_CSV_ENV, Samples, k6_output_args
 from ..runner import Prepared, RunConfig
 from . import facts
 from .config import K8sConfig
@@ -363,7 +364,12 @@ class K8sExecutor:
         grace = 60
         if spec.tool == "k6":
             pods = self.k.k6_pods
-            env = load.k6_env(spec) | {"SUMMARY_JSON": f"{WORK_MOUNT}/summary.json", "K6_NO_USAGE_REPORT": "true"}
+            samples = f"{WORK_MOUNT}/samples.csv"
+            env = load.k6_env(spec) | K6_CSV_ENV | {
+                "SUMMARY_JSON": f"{WORK_MOUNT}/summary.json",
+                "K6_NO_USAGE_REPORT": "true",
+                "K6_SAMPLES": samples,  # job.sh sends them back in the pod's log
+            }
             if pods > 1:
                 env["K6_SEGMENT_SEQUENCE"] = ",".join(segment_sequence(pods))
             argv = [
@@ -373,6 +379,7 @@ class K8sExecutor:
                 "run",
                 "--no-usage-report",
                 "--no-color",
+                *k6_output_args(samples),
                 f"{SCRIPTS_MOUNT}/k6/{spec.scenario}.js",
             ]
             tool, image, resources = "k6", self.k.k6_image, self.k6_resources
@@ -539,6 +546,10 @@ class K8sExecutor:
             o.pod, o.node = name, p["spec"].get("nodeName", "")
             if o.summary is not None:
                 (out / f"k6-summary{suffix}.json").write_text(json.dumps(o.summary, indent=1))
+            if o.samples is not None:
+                (out / f"k6-samples{suffix or '-0'}.csv").write_bytes(o.samples)
+            elif o.samples_note:
+                log(f"{ph.job}: pod {name} sent no per-request samples: {o.samples_note}")
             outputs.append(o)
         if len(outputs) < ph.pods:
             raise RuntimeError(f"Job {ph.job}: only {len(outputs)} of {ph.pods} pods left a log")
@@ -616,6 +627,7 @@ class K8sExecutor:
                 else ""
             ),
         ]
+        csv = sorted(out.glob("k6-samples-*.csv")) if ph.tool == "k6" else []
         return load.PhaseRun(
             result,
             cpu,
@@ -623,6 +635,7 @@ class K8sExecutor:
             [o.exit_code for o in outputs],
             ph.started_at,
             finished_at,
+            samples=Samples("k6", csv=csv, duration_s=spec.duration_s) if csv else None,
         )
 
     def after_phase(self, label: str) -> None:

@@ -4,6 +4,7 @@ merged from the k6 pods' summaries, the table of the pods, and a container's CPU
 from __future__ import annotations
 
 import base64
+import gzip
 import json
 import re
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ class PodOutput:
     exit_code: int | None = None
     cpu_s: float | None = None
     summary: dict | None = None
+    samples: bytes | None = None  # k6's per-request durations, its CSV
+    samples_note: str = ""  # why there are none, when the pod said so
     error: str = ""
 
 
@@ -40,6 +43,7 @@ def _clock(text: str) -> float:
 
 def parse_job_log(text: str, index: int) -> PodOutput:
     out = PodOutput(index)
+    chunks: list[str] = []
     for line in text.splitlines():
         if not line.startswith(MARKER):
             continue
@@ -60,8 +64,17 @@ def parse_job_log(text: str, index: int) -> PodOutput:
                 out.cpu_s = _clock(fields[2]) + _clock(fields[3])
         elif what == "summary":
             out.summary = json.loads(base64.b64decode(rest.strip()))
+        elif what == "samples":
+            chunks.append(rest.strip())
+        elif what == "samples-skipped":
+            out.samples_note = rest.strip()
         elif what == "error":
             out.error = rest.strip()
+    if chunks:
+        try:
+            out.samples = gzip.decompress(base64.b64decode("".join(chunks)))
+        except (ValueError, OSError, EOFError) as e:
+            out.samples_note = f"its samples could not be read: {e}"
     return out
 
 

@@ -155,7 +155,7 @@ class ManifestTest(unittest.TestCase):
 class JobScriptTest(unittest.TestCase):
     """k8s/loadgen/job.sh with a stand-in k6 that records its arguments and writes a summary."""
 
-    def run_job(self, tmp: Path, signal: bool, index: int = 1) -> subprocess.CompletedProcess:
+    def run_job(self, tmp: Path, signal: bool, index: int = 1, extra: dict | None = None) -> subprocess.CompletedProcess:
         bin_dir = tmp / "bin"
         bin_dir.mkdir()
         fake = bin_dir / "k6"
@@ -164,6 +164,10 @@ class JobScriptTest(unittest.TestCase):
             'if [ "$1" = version ]; then echo "k6 v0.0.0 (test)"; exit 0; fi\n'
             'echo "$@" > "$WORK/args"\n'
             'echo \'{"requests": 5}\' > "$SUMMARY_JSON"\n'
+            # Its per-request samples: a header, then durations among other metrics' rows.
+            'echo "metric_name,timestamp,metric_value" > "$K6_SAMPLES"\n'
+            'for i in $(seq 3000); do echo "http_reqs,$i,1"; echo "http_req_duration,$i,$RANDOM.$RANDOM"; '
+            'done >> "$K6_SAMPLES"\n'
             "exit 99\n"
         )
         fake.chmod(0o755)
@@ -176,7 +180,8 @@ class JobScriptTest(unittest.TestCase):
             "K6_SEGMENT_SEQUENCE": "0,1/3,2/3,1",
             "JOB_COMPLETION_INDEX": str(index),
             "START_TIMEOUT": "1",
-        }
+            "K6_SAMPLES": str(tmp / "samples.csv"),
+        } | (extra or {})
         return subprocess.run(
             ["bash", str(manifests.JOB_SH), "k6", "run", "--no-color", "/scripts/k6/get.js"],
             env=env,
@@ -205,6 +210,20 @@ class JobScriptTest(unittest.TestCase):
             self.assertGreaterEqual(out.end_ns, out.start_ns)
             self.assertIsNotNone(out.cpu_s)
             self.assertEqual(out.error, "")
+            rows = out.samples.decode().splitlines()
+            self.assertEqual("metric_name,timestamp,metric_value", rows[0])
+            self.assertEqual(3000, len(rows) - 1)
+            self.assertTrue(all(r.startswith("http_req_duration,") for r in rows[1:]))
+            self.assertGreater(p.stdout.count("KVLAB-JOB samples "), 1, "in lines a log keeps whole")
+            self.assertTrue(all(len(line) < 8100 for line in p.stdout.splitlines()))
+
+    def test_samples_too_large_for_the_log_are_left_out_and_said_so(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            p = self.run_job(Path(tmp), signal=True, extra={"SAMPLES_MAX_BYTES": "100"})
+            out = outputs.parse_job_log(p.stdout, 1)
+            self.assertIsNone(out.samples)
+            self.assertIn("over 100", out.samples_note)
+            self.assertEqual({"requests": 5}, out.summary)
 
     def test_without_a_signal_it_gives_up(self):
         with tempfile.TemporaryDirectory() as tmp:

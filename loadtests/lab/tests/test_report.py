@@ -256,7 +256,7 @@ class TimeSeriesTest(ReportCase):
         self.assertTrue((d / "plots" / "timeseries-01-get.png").is_file())
 
     def test_a_time_series_of_the_nodes_only_is_drawn_and_says_why(self):
-        # In Kubernetes the load generator pods keep their per-request output: "load" is null.
+        # A phase whose load generator sent no per-request samples (a wrk pod in Kubernetes): "load" is null.
         series = json.loads((FIXTURES / "timeseries.json").read_text()) | {"load": None}
         self.assertNotIn("rate", plots.panels(series))
         d, _ = self.run_with_series(series)
