@@ -628,6 +628,8 @@ class K8sExecutor:
             ),
         ]
         csv = sorted(out.glob("k6-samples-*.csv")) if ph.tool == "k6" else []
+        # The fill has no fixed length: its series ends with its samples, as a local run's does.
+        length = None if spec.scenario == "fill" else spec.duration_s
         return load.PhaseRun(
             result,
             cpu,
@@ -635,7 +637,7 @@ class K8sExecutor:
             [o.exit_code for o in outputs],
             ph.started_at,
             finished_at,
-            samples=Samples("k6", csv=csv, duration_s=spec.duration_s) if csv else None,
+            samples=Samples("k6", csv=csv, duration_s=length) if csv else None,
         )
 
     def after_phase(self, label: str) -> None:
