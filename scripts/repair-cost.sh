@@ -193,22 +193,22 @@ steady() {
 
 # refill JAR LIMITS: node 2 loses its volume and repair fills it again.
 refill() {
-  local jar=$1 limits=$2 opts=""
+  local jar=$1 limits=$2 opts="" wiped=2
   [ "$limits" = raised ] && opts=$RAISED
-  cluster "$jar" "$opts" stop 2
-  rm -rf "${DATA_ROOT:?}/n2"
+  cluster "$jar" "$opts" stop "$wiped"
+  rm -rf "${DATA_ROOT:?}/n$wiped"
   local tl ta c0 r0
   tl=$(now)
-  cluster "$jar" "$opts" start 2
+  cluster "$jar" "$opts" start "$wiped"
   ta=$(now); c0=$(cpu_s)
-  r0=$(metric 2 'kvlab_repair_records_total{application="kvlab",direction="received"}')
-  repair_now 2
+  r0=$(metric "$wiped" 'kvlab_repair_records_total{application="kvlab",direction="received"}')
+  repair_now "$wiped"
   local deadline=$((SECONDS + 1800)) received=0 t_rec="" c_rec="" t_done="" c_done="" st
   while [ -z "$t_done" ]; do
-    ((SECONDS < deadline)) || die "node 2 was not refilled within 1800 s (received $received of $KEYS)"
-    received=$(metric 2 'kvlab_repair_records_total{application="kvlab",direction="received"}')
+    ((SECONDS < deadline)) || die "node $wiped was not refilled within 1800 s (received $received of $KEYS)"
+    received=$(metric "$wiped" 'kvlab_repair_records_total{application="kvlab",direction="received"}')
     if [ -z "$t_rec" ] && ((received >= KEYS)); then t_rec=$(now); c_rec=$(cpu_s); fi
-    if [ -n "$t_rec" ] && st=$(status 2) && jq -e --arg ta "$(iso "$ta")" \
+    if [ -n "$t_rec" ] && st=$(status "$wiped") && jq -e --arg ta "$(iso "$ta")" \
       '[.repair.peers[] | .lastCompleteRoundStarted != null and .lastCompleteRoundStarted >= $ta] | all' <<<"$st" >/dev/null; then
       t_done=$(now); c_done=$(cpu_s)
     fi
