@@ -14,6 +14,8 @@ import urllib.request
 from collections.abc import Callable
 from urllib.parse import urlparse
 
+from . import promtext
+
 # A phase's figures: the counter (and its label) each comes from, summed over the node's series.
 COUNTERS = {
     "hints_written": ("kvlab_hints_written_total", None),
@@ -43,52 +45,22 @@ def management_url(target: str) -> str:
 
 def parse(text: str) -> dict[str, float]:
     """The healing figures in a Prometheus text page (the nodes' /actuator/prometheus)."""
-    wanted = {name for name, _ in COUNTERS.values()} | set(GAUGES.values())
-    series: list[tuple[str, dict[str, str], float]] = []
-    for line in text.splitlines():
-        if not line or line.startswith("#"):
-            continue
-        name, _, rest = line.partition("{")
-        labels: dict[str, str] = {}
-        if rest:
-            inside, _, value = rest.rpartition("}")
-            for pair in _label_pairs(inside):
-                k, _, v = pair.partition("=")
-                labels[k.strip()] = v.strip().strip('"')
-        else:
-            name, _, value = line.partition(" ")
-        if name not in wanted:
-            continue
-        try:
-            series.append((name, labels, float(value.split()[0])))
-        except (ValueError, IndexError):
-            continue
+    return figures(promtext.parse(text))
+
+
+def figures(page: dict[str, float]) -> dict[str, float]:
+    """The healing figures of a parsed page (lab.promtext.parse): each counter summed over the
+    series of its label, each gauge over all of its series; a figure the page lacks is left out."""
     out: dict[str, float] = {}
     for key, (name, label) in COUNTERS.items():
-        values = [v for n, ls, v in series if n == name and (label is None or ls.get(label[0]) == label[1])]
-        if values:
-            out[key] = sum(values)
+        value = promtext.total(page, name, **(dict([label]) if label else {}))
+        if value is not None:
+            out[key] = value
     for key, name in GAUGES.items():
-        values = [v for n, _, v in series if n == name]
-        if values:
-            out[key] = sum(values)
+        value = promtext.total(page, name)
+        if value is not None:
+            out[key] = value
     return out
-
-
-def _label_pairs(inside: str) -> list[str]:
-    """a="x",b="y,z" -> ['a="x"', 'b="y,z"'] (commas inside quotes kept)."""
-    pairs, current, quoted = [], "", False
-    for ch in inside:
-        if ch == '"':
-            quoted = not quoted
-        if ch == "," and not quoted:
-            pairs.append(current)
-            current = ""
-        else:
-            current += ch
-    if current.strip():
-        pairs.append(current)
-    return pairs
 
 
 def fetch(url: str, timeout: float = 3.0, data: bytes | None = None) -> bytes:

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import promtext
+from . import healing, promtext
 
 INTERVAL_S = 1.0
 SCRAPE_TIMEOUT_S = 0.8  # below the interval: a node that does not answer costs one second, not more
@@ -31,9 +31,9 @@ MAX_EVENTS = 20_000
 # The page's series each figure comes from (promtext.total sums a metric's series).
 CPU_SERIES = (("process_cpu_time_ns_total", 1e-9), ("process_cpu_seconds_total", 1.0))
 GC_PAUSE = "jvm_gc_pause_seconds_sum"
-HINTS_PENDING = "kvlab_hints_pending"
-HINTS_REPLAYED = "kvlab_hints_replayed_total"
-RECORDS_REPAIRED = "kvlab_repair_records_total"  # sent and received
+HINTS_PENDING = healing.GAUGES["hints_pending"]
+HINTS_REPLAYED = healing.COUNTERS["hints_replayed"][0]
+RECORDS_REPAIRED = healing.COUNTERS["repair_sent"][0]  # all of its series: sent and received
 EVENT_COUNTERS = {"flush": "kvlab_rocksdb_flushes_total", "compaction": "kvlab_rocksdb_compactions_total"}
 
 
