@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
@@ -25,15 +26,19 @@ public final class LocalStore implements AutoCloseable {
     private final ScheduledExecutorService prober;
     /** Told the key of every record stored, while set ({@link #onWritten}). */
     private volatile Consumer<byte[]> written;
-    /** The last reading of RocksDB's flushes and compactions, and when it was taken (System.nanoTime()). */
-    private volatile BackgroundWork work;
-    private volatile long workReadAt;
+    private final RecentReading<BackgroundWork> work;
+    private final RecentReading<BlockCacheCounts> blockCache;
+    /** Reads answered from RocksDB's memory on the caller's thread, and reads that needed a storage thread. */
+    private final LongAdder memoryReads = new LongAdder();
+    private final LongAdder fileReads = new LongAdder();
 
     /** At most {@code maxWaitingWrites} single writes wait for their group ({@link GroupCommit}). */
     public LocalStore(RocksStore store, StorageExecutor executor, int maxWaitingWrites) {
         this.store = store;
         this.executor = executor;
         this.writes = new GroupCommit(store, executor, maxWaitingWrites);
+        this.work = new RecentReading<>(store::backgroundWork, BackgroundWork.NONE);
+        this.blockCache = new RecentReading<>(store::blockCacheCounts, BlockCacheCounts.NONE);
         this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "kvlab-storage-health");
             thread.setDaemon(true);
@@ -52,9 +57,21 @@ public final class LocalStore implements AutoCloseable {
      * The record under {@code key}; empty when the key was never written here. Its bytes are held on
      * {@code lease} as soon as it is read; one the lease has no room for fails the read with
      * {@link OverBudgetException}, and is left to the garbage collector at once.
+     *
+     * <p>A key that RocksDB's memtables and block cache can answer for is read on the subscriber's
+     * thread, without a hop to a storage thread and back (that hop cost more CPU than the read);
+     * only a read that needs a file goes to the storage executor.
      */
     public Mono<Record> get(byte[] key, MemoryBudget.Lease lease) {
-        return Mono.fromCallable(() -> held(store.get(key), lease)).subscribeOn(executor.scheduler());
+        return Mono.defer(() -> {
+            MemoryRead fromMemory = store.readFromMemory(key);
+            if (fromMemory.answered()) {
+                memoryReads.increment();
+                return Mono.justOrEmpty(held(fromMemory.record(), lease));
+            }
+            fileReads.increment();
+            return Mono.fromCallable(() -> held(store.get(key), lease)).subscribeOn(executor.scheduler());
+        });
     }
 
     private static Record held(Record record, MemoryBudget.Lease lease) {
@@ -203,23 +220,24 @@ public final class LocalStore implements AutoCloseable {
         return writes.writesWritten();
     }
 
-    /**
-     * RocksDB's completed flushes and compactions, for metrics: read at most every 100 ms (a
-     * scrape asks for four figures of one reading); the last reading once the store is closed.
-     */
+    /** RocksDB's completed flushes and compactions, for metrics. */
     BackgroundWork backgroundWork() {
-        long now = System.nanoTime();
-        BackgroundWork last = work;
-        if (last == null || now - workReadAt > 100_000_000L) {
-            try {
-                last = store.backgroundWork();
-                work = last;
-                workReadAt = now;
-            } catch (StorageException closed) {
-                return last == null ? BackgroundWork.NONE : last;
-            }
-        }
-        return last;
+        return work.get();
+    }
+
+    /** RocksDB's block cache hits and misses, for metrics. */
+    BlockCacheCounts blockCacheCounts() {
+        return blockCache.get();
+    }
+
+    /** Point reads answered from RocksDB's memory without a storage thread, for metrics. */
+    long memoryReads() {
+        return memoryReads.sum();
+    }
+
+    /** Point reads that needed a storage thread (RocksDB had to read a file), for metrics. */
+    long fileReads() {
+        return fileReads.sum();
     }
 
     /** Calls waiting for a storage thread, single writes waiting for their group included. */

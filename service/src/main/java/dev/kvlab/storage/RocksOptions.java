@@ -9,13 +9,17 @@ import org.rocksdb.CompactionStyle;
 import org.rocksdb.CompressionType;
 import org.rocksdb.DBOptions;
 import org.rocksdb.Env;
+import org.rocksdb.IndexType;
 import org.rocksdb.InfoLogLevel;
 import org.rocksdb.LRUCache;
 import org.rocksdb.Priority;
 import org.rocksdb.ReadOptions;
+import org.rocksdb.ReadTier;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksObject;
 import org.rocksdb.SstFileManager;
+import org.rocksdb.Statistics;
+import org.rocksdb.StatsLevel;
 import org.rocksdb.WriteOptions;
 
 /**
@@ -23,6 +27,9 @@ import org.rocksdb.WriteOptions;
  * and closes them after the database ({@link #close()}).
  */
 final class RocksOptions implements AutoCloseable {
+
+    /** The block cache's share kept for index and filter blocks. */
+    static final double HIGH_PRIORITY_SHARE = 0.5;
 
     /** Merges of one key in the memtable before a write folds them into a value. */
     static final int MAX_SUCCESSIVE_MERGES = 16;
@@ -34,23 +41,35 @@ final class RocksOptions implements AutoCloseable {
     final ColumnFamilyOptions sideFamily;
     final WriteOptions writeOptions;
     final ReadOptions pointReads;
+    /** Point reads that never touch a file: the memtables and the block cache, or "incomplete". */
+    final ReadOptions memoryReads;
+    /** Counts what the block cache answered; read by the metrics. */
+    final Statistics statistics;
 
     RocksOptions(StorageProperties properties) {
-        // One LRU cache for data blocks: recently read values, decompressed.
-        LRUCache blockCache = own(new LRUCache(properties.blockCacheSize().toBytes()));
+        // One LRU cache for everything RocksDB reads from its files: data blocks, and the index and
+        // filter blocks too, so its memory stays within the cache's size however much data the node
+        // holds (outside it, index and filters grow with the data, about 0.6 % of it). Half the
+        // cache is a high-priority pool for the index and filter blocks: random reads of more data
+        // than fits evict data blocks, not the blocks that every lookup needs first.
+        LRUCache blockCache = own(new LRUCache(properties.blockCacheSize().toBytes(), -1, false, HIGH_PRIORITY_SHARE));
         // 10 bits per key: about 1 % false positives, so a GET of an absent key rarely touches an
         // SST file, nor does a GET of a key look in the files that do not have it.
         BloomFilter bloom = own(new BloomFilter(10, false));
         BlockBasedTableConfig table = new BlockBasedTableConfig()
                 .setBlockCache(blockCache)
                 .setFilterPolicy(bloom)
-                // Index and filter blocks stay in the table readers' memory, outside the cache: a
-                // point lookup never waits for them. In the cache, with data many times its size,
-                // random reads evicted them and every GET re-read and decompressed an index block
-                // (two thirds of a GET's CPU in the hot-path benchmark). Their size grows with the
-                // data, about 0.6 % of it for 1 KiB values (bloom 1.25 bytes per key, index ~5 bytes
-                // per 4 KiB block).
-                .setCacheIndexAndFilterBlocks(false)
+                .setCacheIndexAndFilterBlocks(true)
+                .setCacheIndexAndFilterBlocksWithHighPriority(true)
+                // Partitioned index and filters: a big file's index and filter are cut into 4 KiB
+                // blocks cached one by one, so a lookup needs the partitions of its key only, and
+                // only a small top level per file stays pinned.
+                .setIndexType(IndexType.kTwoLevelIndexSearch)
+                .setPartitionFilters(true)
+                .setMetadataBlockSize(4 * 1024)
+                .setPinTopLevelIndexAndFilter(true)
+                // The newest files (L0) take most reads of fresh keys: their index and filter stay.
+                .setPinL0FilterAndIndexBlocksInCache(true)
                 // Small blocks suit point lookups of small values, the store's common case.
                 .setBlockSize(4 * 1024);
 
@@ -84,7 +103,11 @@ final class RocksOptions implements AutoCloseable {
                 .setWriteBufferSize(4 * 1024 * 1024)
                 .setCompressionType(CompressionType.LZ4_COMPRESSION);
 
+        // Tickers (block cache hits and misses) for the metrics; the detailed per-call timers stay off.
+        statistics = own(new Statistics());
+        statistics.setStatsLevel(StatsLevel.EXCEPT_DETAILED_TIMERS);
         database = own(new DBOptions())
+                .setStatistics(statistics)
                 .setSstFileManager(files)
                 .setCreateIfMissing(true)
                 .setCreateMissingColumnFamilies(true)
@@ -100,6 +123,7 @@ final class RocksOptions implements AutoCloseable {
         // syncWrites the WAL is also fsynced, which survives power loss too.
         writeOptions = own(new WriteOptions()).setSync(properties.syncWrites());
         pointReads = own(new ReadOptions());
+        memoryReads = own(new ReadOptions()).setReadTier(ReadTier.BLOCK_CACHE_TIER);
 
         if (properties.backgroundLowPriority()) {
             // Flushes (HIGH pool) and compactions (LOW pool) run niced, at idle I/O class.

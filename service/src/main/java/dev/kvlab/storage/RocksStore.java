@@ -14,6 +14,7 @@ import java.util.concurrent.locks.ReentrantReadWriteLock;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.FlushOptions;
+import org.rocksdb.Holder;
 import org.rocksdb.RocksDB;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
@@ -28,8 +29,8 @@ import org.slf4j.LoggerFactory;
  * The node's records in RocksDB, in the column family {@code records}, keys ordered as unsigned
  * bytes (RocksDB's bytewise comparator).
  *
- * <p>Blocking: callers run it on the storage scheduler ({@link StorageExecutor}), never on an event
- * loop. Thread-safe. A write only wins over an older version: replicas may receive the writes to a
+ * <p>Blocking, but for {@link #readFromMemory}: callers run it on the storage scheduler
+ * ({@link StorageExecutor}), never on an event loop. Thread-safe. A write only wins over an older version: replicas may receive the writes to a
  * key in any order and must all end on the newest one.
  */
 public final class RocksStore implements AutoCloseable {
@@ -110,6 +111,38 @@ public final class RocksStore implements AutoCloseable {
             byte[] stored = db.get(records, options.pointReads, key);
             return stored == null ? null : Record.decode(stored);
         });
+    }
+
+    /**
+     * The record under {@code key} if RocksDB can tell without reading a file, from its memtables
+     * and block cache: a {@link MemoryRead} that is answered, with the record or {@code null} when
+     * there is none; or {@link MemoryRead#MISS} when a file would have to be read, or when the store
+     * is closing. Never blocks: callers may run it on an event loop.
+     */
+    public MemoryRead readFromMemory(byte[] key) {
+        if (!lifecycle.readLock().tryLock()) {
+            return MemoryRead.MISS; // close() has the store: the blocking read will say so
+        }
+        try {
+            if (closed) {
+                return MemoryRead.MISS;
+            }
+            // keyMayExist reads at the block-cache tier: false only when the memtables, the cached
+            // filters or the cached blocks show that the key is absent; true with the value when
+            // they hold all of it. True without a value, or with an empty one, when a file would
+            // have to be read: RocksDB leaves the value empty when the index block it needs is not
+            // cached. A stored record is never empty (it has a header), so empty means "not known".
+            // (A get at this tier would say the same with an exception per miss, which costs more
+            // than the read when the data has outgrown the cache.)
+            Holder<byte[]> found = new Holder<>();
+            if (!db.keyMayExist(records, options.memoryReads, key, found)) {
+                return MemoryRead.ABSENT;
+            }
+            byte[] stored = found.getValue();
+            return stored == null || stored.length == 0 ? MemoryRead.MISS : new MemoryRead(true, Record.decode(stored));
+        } finally {
+            lifecycle.readLock().unlock();
+        }
     }
 
     /**
@@ -274,6 +307,11 @@ public final class RocksStore implements AutoCloseable {
     }
 
     /** The flushes and compactions RocksDB completed since the store opened, in every column family. */
+    /** How often the block cache had the {@code block} asked for, and how often not; zeros once closed. */
+    public BlockCacheCounts blockCacheCounts() {
+        return whileOpen("cannot read RocksDB's statistics", () -> BlockCacheCounts.of(options.statistics));
+    }
+
     public BackgroundWork backgroundWork() {
         return whileOpen("cannot read RocksDB's compaction statistics", () -> {
             BackgroundWork sum = BackgroundWork.NONE;

@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.util.Map;
+import java.util.function.ToLongFunction;
 
 /**
  * RocksDB's own figures, its completed flushes and compactions, the storage queue and the grouping
@@ -19,7 +20,11 @@ public final class StorageMetrics implements MeterBinder {
             "rocksdb.cur-size-all-mem-tables", "Bytes in memtables",
             "rocksdb.block-cache-usage", "Bytes in the block cache",
             "rocksdb.estimate-pending-compaction-bytes", "Bytes compaction still has to rewrite",
-            "rocksdb.num-running-compactions", "Compactions running now");
+            "rocksdb.num-running-compactions", "Compactions running now",
+            "rocksdb.estimate-table-readers-mem", "Bytes the open SST files hold outside the block cache (pinned index and filter tops)");
+
+    private static final String READS = "Point reads of records: answered from RocksDB's memtables and block cache on the"
+            + " calling thread (cache), or on a storage thread because a file had to be read (disk; the OS may still have it cached)";
 
     private final LocalStore store;
 
@@ -58,6 +63,29 @@ public final class StorageMetrics implements MeterBinder {
         FunctionCounter.builder("kvlab.rocksdb.compaction", store, s -> s.backgroundWork().compactionBytes())
                 .baseUnit("bytes")
                 .description("Bytes of the SST files compactions wrote")
+                .register(registry);
+        FunctionCounter.builder("kvlab.storage.reads", store, LocalStore::memoryReads)
+                .description(READS)
+                .tag("tier", "cache")
+                .register(registry);
+        FunctionCounter.builder("kvlab.storage.reads", store, LocalStore::fileReads)
+                .description(READS)
+                .tag("tier", "disk")
+                .register(registry);
+        blockCache(registry, "data", BlockCacheCounts::dataHits, BlockCacheCounts::dataMisses);
+        blockCache(registry, "index", BlockCacheCounts::indexHits, BlockCacheCounts::indexMisses);
+        blockCache(registry, "filter", BlockCacheCounts::filterHits, BlockCacheCounts::filterMisses);
+    }
+
+    private void blockCache(MeterRegistry registry, String block, ToLongFunction<BlockCacheCounts> hits,
+                            ToLongFunction<BlockCacheCounts> misses) {
+        FunctionCounter.builder("kvlab.rocksdb.block.cache.hits", store, s -> hits.applyAsLong(s.blockCacheCounts()))
+                .description("Blocks RocksDB found in its block cache, by kind of block")
+                .tag("block", block)
+                .register(registry);
+        FunctionCounter.builder("kvlab.rocksdb.block.cache.misses", store, s -> misses.applyAsLong(s.blockCacheCounts()))
+                .description("Blocks RocksDB had to read from a file, by kind of block")
+                .tag("block", block)
                 .register(registry);
     }
 }

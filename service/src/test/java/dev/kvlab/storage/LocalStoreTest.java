@@ -47,12 +47,44 @@ class LocalStoreTest {
     }
 
     @Test
-    void storageCallsRunOnTheStorageThreadsNotTheCaller() {
+    void writesRunOnTheStorageThreadsNotTheCaller() {
         AtomicReference<String> thread = new AtomicReference<>();
 
         store.write(bytes("k"), value(1, "v")).doOnSuccess(done -> thread.set(Thread.currentThread().getName())).block();
 
         assertThat(thread.get()).startsWith("kvlab-storage-");
+    }
+
+    @Test
+    void aGetThatRocksDbCanAnswerFromMemoryStaysOnTheCallersThread() {
+        rocks.write(bytes("hot"), value(1, "v"));
+        AtomicReference<String> thread = new AtomicReference<>();
+
+        Record record = store.get(bytes("hot"), UNLIMITED.lease())
+                .doOnNext(found -> thread.set(Thread.currentThread().getName())).block();
+
+        assertThat(text(record)).isEqualTo("v");
+        assertThat(thread.get()).isEqualTo(Thread.currentThread().getName());
+        assertThat(store.memoryReads()).isEqualTo(1);
+        assertThat(store.fileReads()).isZero();
+    }
+
+    @Test
+    void aGetThatNeedsAFileRunsOnAStorageThread() {
+        rocks.write(bytes("cold"), value(1, "v"));
+        rocks.flush();
+        store.close();
+        rocks = RocksStore.open(TestStores.properties(dir));
+        store = new LocalStore(rocks, new StorageExecutor(2, 64), 64);
+        AtomicReference<String> thread = new AtomicReference<>();
+
+        Record record = store.get(bytes("cold"), UNLIMITED.lease())
+                .doOnNext(found -> thread.set(Thread.currentThread().getName())).block();
+
+        assertThat(text(record)).isEqualTo("v");
+        assertThat(thread.get()).startsWith("kvlab-storage-");
+        assertThat(store.fileReads()).isEqualTo(1);
+        assertThat(store.memoryReads()).isZero();
     }
 
     @Test
@@ -208,7 +240,7 @@ class LocalStoreTest {
         // The run begins with the thread held and the slot taken, so its first writes are
         // rejected; a little later the first writer lets the store go on.
         CountDownLatch held = occupy(crowded);
-        grouped.get(bytes("slot"), UNLIMITED.lease()).doFinally(signal -> readsDone.countDown()).subscribe();
+        grouped.onStorage(stored -> stored.get(bytes("slot"))).doFinally(signal -> readsDone.countDown()).subscribe();
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < writers; w++) {
             int writer = w;

@@ -180,6 +180,88 @@ class RocksStoreTest {
     }
 
     @Test
+    void aReadFromMemoryAnswersFromTheMemtable() {
+        store.write(bytes("fresh"), value(3, "in the memtable"));
+
+        MemoryRead read = store.readFromMemory(bytes("fresh"));
+
+        assertThat(read.answered()).isTrue();
+        assertThat(text(read.record())).isEqualTo("in the memtable");
+        assertThat(read.record().version().timestamp()).isEqualTo(3);
+    }
+
+    @Test
+    void aReadFromMemoryKnowsAKeyIsAbsentWithoutAFile() {
+        assertThat(store.readFromMemory(bytes("never written"))).isEqualTo(new MemoryRead(true, null));
+    }
+
+    @Test
+    void aReadFromMemoryOfAKeyOnlyInAFileIsAMissUntilAReadCachesItsBlock() {
+        store.write(bytes("on disk"), value(5, "in an SST file"));
+        store.flush();
+        store.close();
+        store = RocksStore.open(TestStores.properties(dir)); // an empty block cache
+
+        assertThat(store.readFromMemory(bytes("on disk")).answered()).isFalse();
+        assertThat(text(store.get(bytes("on disk")))).isEqualTo("in an SST file");
+        MemoryRead cached = store.readFromMemory(bytes("on disk"));
+        assertThat(cached.answered()).isTrue();
+        assertThat(text(cached.record())).isEqualTo("in an SST file");
+        assertThat(store.blockCacheCounts().dataMisses()).isPositive();
+        assertThat(store.blockCacheCounts().dataHits()).isPositive();
+    }
+
+    @Test
+    void aReadFromMemoryOfDataLargerThanTheCacheIsRightOrAMissNeverAPartialRecord() {
+        // 16 MB of records through an 8 MB cache: partitioned index blocks and data blocks are
+        // evicted, and lookups find some pieces cached and others not.
+        int keys = 16_000;
+        for (int i = 0; i < keys; i++) {
+            store.write(bytes(String.format("key%06d", i)), value(1, String.format("%06d", i) + "x".repeat(1000)));
+        }
+        store.flush();
+        store.close();
+        store = RocksStore.open(TestStores.properties(dir));
+        java.util.Random random = new java.util.Random(42);
+        int answered = 0;
+        for (int n = 0; n < 4_000; n++) {
+            int i = random.nextInt(keys);
+            byte[] key = bytes(String.format("key%06d", i));
+            MemoryRead read = store.readFromMemory(key);
+            if (read.answered()) {
+                answered++;
+                assertThat(text(read.record())).as("key %d from memory", i).startsWith(String.format("%06d", i));
+            } else {
+                assertThat(text(store.get(key))).startsWith(String.format("%06d", i));
+            }
+            assertThat(store.readFromMemory(bytes(String.format("absent%06d", i))).record()).isNull();
+        }
+        assertThat(answered).as("reads answered from the cache").isPositive();
+    }
+
+    @Test
+    void aNewerVersionInTheMemtableOverAnOlderOneInAFileIsReadWhole() {
+        store.write(bytes("k"), value(1, "old, in a file"));
+        store.flush();
+        store.close();
+        store = RocksStore.open(TestStores.properties(dir));
+        store.write(bytes("k"), value(2, "new, in the memtable"));
+
+        // The memtable holds a merge operand only: the file's value is needed to fold it.
+        assertThat(store.readFromMemory(bytes("k")).answered()).isFalse();
+        assertThat(text(store.get(bytes("k")))).isEqualTo("new, in the memtable");
+        assertThat(text(store.readFromMemory(bytes("k")).record())).isEqualTo("new, in the memtable");
+    }
+
+    @Test
+    void aClosedStoreAnswersNoReadFromMemory() {
+        store.write(bytes("k"), value(1, "v"));
+        store.close();
+
+        assertThat(store.readFromMemory(bytes("k")).answered()).isFalse();
+    }
+
+    @Test
     void dataSurvivesReopening() {
         store.write(bytes("kept"), value(7, "value"));
         store.write(bytes("gone"), tombstone(8));
