@@ -9,9 +9,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FuncFormatter  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from . import plots, scaleview  # noqa: E402
+from . import fmt, plots, scaleview  # noqa: E402
 
 Series = tuple[str, Callable[[dict], float | None]]
 
@@ -28,10 +28,12 @@ FIGURES: list[tuple[str, str, str, list[Series], bool, tuple | None]] = [
      [("heap used", lambda r: r["heap_used_mib"]), ("RSS", lambda r: r["rss_mib"]),
       ("cgroup memory.current", lambda r: r["cgroup_current_mib"]), ("cgroup memory.peak", lambda r: r["cgroup_peak_mib"])],
      False, None),
-    ("scale-disk.png", "disk use and write amplification", "MiB on disk; bytes written per value byte",
-     [("data directory, MiB", lambda r: r["disk_mib"]),
-      ("write amplification (process)", lambda r: r["write_amplification"]),
-      ("write amplification (RocksDB flush+compaction)", lambda r: r["rocksdb_write_amplification"])], True, None),
+    ("scale-disk.png", "disk use", "MiB",
+     [("data directory", lambda r: r["disk_mib"]), ("values written (keys x value size)", lambda r: r["values_mib"])],
+     False, None),
+    ("scale-write-amplification.png", "write amplification of each fill step", "bytes written per value byte",
+     [("the node's process (/proc/PID/io)", lambda r: r["write_amplification"]),
+      ("RocksDB flush + compaction", lambda r: r["rocksdb_write_amplification"])], False, (1.0, "")),
     ("scale-cache.png", "block-cache hit rates and event-loop share (GET phase)", "share",
      [("data-block hit rate", lambda r: r["data_hit_rate"]), ("all-block hit rate", lambda r: r["all_hit_rate"]),
       ("GETs served on the event loop", lambda r: r["event_loop_share"])], False, (1.0, "")),
@@ -51,10 +53,17 @@ def figure(title: str, ylabel: str, rows: list[dict], series: list[Series], log_
         ax.text(0.5, 0.5, "not measured in this run (the node exports no such figure)", ha="center",
                 va="center", transform=ax.transAxes, color="grey")
     ax.set_xscale("log")
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}".replace(",", " ")))
+    keys = [r["keys"] for r in rows]
+    ax.xaxis.set_major_locator(FixedLocator(keys))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: fmt.rate(x)))
+    if len(keys) == 1:
+        ax.set_xlim(keys[0] / 2, keys[0] * 2)
     if log_y and drawn:
         ax.set_yscale("log")
         ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    elif drawn:
+        ax.set_ylim(bottom=0)
     if line is not None and drawn:
         ax.axhline(line[0], color="grey", linestyle=":", linewidth=1)
     ax.set_xlabel("keys (log scale)")

@@ -39,6 +39,7 @@ def row(step: dict, value_size: int) -> dict:
         "rocksdb_write_amplification": fill.get("rocksdb_write_amplification"),
         "disk_write_mib": fill["disk_write_bytes"] / MIB if fill.get("disk_write_bytes") is not None else None,
         "disk_mib": step["disk_bytes"] / MIB if step.get("disk_bytes") is not None else None,
+        "values_mib": step["keys"] * value_size / MIB,
         "disk_per_value_byte": step["disk_bytes"] / (step["keys"] * value_size) if step.get("disk_bytes") is not None else None,
         "heap_used_mib": memory["heap_used"] / MIB if memory.get("heap_used") is not None else None,
         "heap_max_mib": memory["heap_max"] / MIB if memory.get("heap_max") is not None else None,
