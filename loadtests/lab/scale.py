@@ -43,7 +43,7 @@ class ScaleConfig:
     connections: int = 64
     fill_connections: int = 64
     threads: int = 2
-    name: str = "scale"
+    name: str = SCALE["NAME"]
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
 
