@@ -238,7 +238,7 @@ def run(
     wrk_fill = spec.tool == "wrk" and spec.scenario == "fill"
     try:
         while any(r.returncode is None for r in running):
-            if wrk_fill and (fill_done(cmds) or not all(Path(f"/proc/{p}").exists() for p in node_pids)):
+            if wrk_fill and (fill_done(cmds) or not all(map(procstat.running, node_pids))):
                 # wrk cannot end itself before -d: every thread has marked its end (or a node is
                 # gone), so SIGINT makes it print its summary now.
                 for r in running:

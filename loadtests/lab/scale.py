@@ -115,6 +115,8 @@ class Scale:
         else:
             log(f"{self.data_dir} already holds {filled} keys: no fill to {size}")
             step["settle"] = settle(self.node.pid)
+        # Before the PUT phase rewrites keys: the data's own footprint at this size.
+        step["disk_after_fill"] = scalefigures.disk_use(self.data_dir)
         self.run.save()
         for scenario in ("status", "get", "put"):
             spec = replace(self.run.cfg.spec(scenario, cfg.rate, cfg.duration_s), keys=size)
@@ -139,7 +141,7 @@ class Scale:
             "rss": scalefigures.rss_bytes(self.node.pid),
             "cgroup": memlimit.cgroup_memory(self.plan.cgroup),
         }
-        step["disk_bytes"] = scalefigures.disk_bytes(self.data_dir)
+        step["disk_bytes"] = scalefigures.disk_bytes(self.data_dir)  # after the PUT phase's rewrites
         step["properties"] = {p: page[f"property.{p}"] for p in scalefigures.PROPERTIES}
         step["alive"] = self.node.alive()
 
@@ -213,6 +215,9 @@ def run_scale(cfg: ScaleConfig) -> tuple[Path | None, bool]:
         exit_code = None
         if node:
             exit_code = node.process.poll()
+            steps = run.doc["scale"]["steps"] if run is not None else []
+            if steps and "alive" not in steps[-1]:
+                steps[-1]["alive"] = node.alive()  # the step was cut short: say whether the node was why
             node.stop()
         cgroup_after = memlimit.cgroup_memory(plan.cgroup)
         leftover = memlimit.remove_cgroup(plan.cgroup)

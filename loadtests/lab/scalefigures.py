@@ -79,16 +79,23 @@ def rss_bytes(pid: int) -> int | None:
     return None
 
 
-def disk_bytes(path: Path) -> int:
-    """Bytes of the files under path (what they hold, not the blocks they take)."""
+def disk_bytes(path: Path, suffix: str = "") -> int:
+    """Bytes of the files under path whose names end with suffix (what they hold, not the blocks
+    they take)."""
     total = 0
     for root, _, files in os.walk(path):
         for f in files:
-            try:
-                total += os.lstat(os.path.join(root, f)).st_size
-            except OSError:
-                pass
+            if f.endswith(suffix):
+                try:
+                    total += os.lstat(os.path.join(root, f)).st_size
+                except OSError:
+                    pass
     return total
+
+
+def disk_use(path: Path) -> dict:
+    """The data directory's bytes, and those of RocksDB's write-ahead logs (NNNNNN.log) in it."""
+    return {"bytes": disk_bytes(path), "wal_bytes": disk_bytes(path, ".log")}
 
 
 def counters(page: dict[str, float] | str) -> dict[str, float | None]:

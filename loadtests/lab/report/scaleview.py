@@ -39,8 +39,12 @@ def row(step: dict, value_size: int) -> dict:
         "rocksdb_write_amplification": fill.get("rocksdb_write_amplification"),
         "disk_write_mib": fill["disk_write_bytes"] / MIB if fill.get("disk_write_bytes") is not None else None,
         "disk_mib": step["disk_bytes"] / MIB if step.get("disk_bytes") is not None else None,
+        "disk_after_fill_mib": _mib(_get(step, "disk_after_fill", "bytes")),
+        "wal_after_fill_mib": _mib(_get(step, "disk_after_fill", "wal_bytes")),
         "values_mib": step["keys"] * value_size / MIB,
-        "disk_per_value_byte": step["disk_bytes"] / (step["keys"] * value_size) if step.get("disk_bytes") is not None else None,
+        "disk_per_value_byte": (
+            step["disk_after_fill"]["bytes"] / (step["keys"] * value_size) if _get(step, "disk_after_fill", "bytes") is not None else None
+        ),
         "heap_used_mib": memory["heap_used"] / MIB if memory.get("heap_used") is not None else None,
         "heap_max_mib": memory["heap_max"] / MIB if memory.get("heap_max") is not None else None,
         "rss_mib": memory["rss"] / MIB if memory.get("rss") is not None else None,

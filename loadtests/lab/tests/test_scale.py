@@ -210,7 +210,8 @@ def step(keys: int, p99: float, fill_rate: float | None, hits: float | None) -> 
         "rows": {"status": row("status", 0.5, 30.0, None), "get": row("get", p99, 70.0, 2.33), "put": row("put", 1.5, 90.0, 3.0)},
         "memory": {"heap_used": 100 << 20, "heap_max": 512 << 20, "rss": 700 << 20,
                    "cgroup": {"current": 800 << 20, "peak": 900 << 20, "oom": 0, "oom_kill": 0}},
-        "disk_bytes": int(keys * 1024 * 1.3),
+        "disk_after_fill": {"bytes": int(keys * 1024 * 1.3), "wal_bytes": 1 << 20},
+        "disk_bytes": int(keys * 1024 * 1.5),
         "properties": {"block-cache-usage": 64 << 20, "estimate-num-keys": keys, "estimate-table-readers-mem": None},
         "alive": True,
     }
@@ -247,7 +248,7 @@ class ScaleReportTest(unittest.TestCase):
         d, md = self.render(scale_doc([step(20_000, 1.0, 45_000.0, 0.99), step(100_000, 1.5, 30_000.0, 0.8)]))
         self.assertTrue(md.startswith("# kvlab scale: 1 node, 20 000 to 100 000 keys of 1024 bytes"))
         self.assertIn("memory limit 1Gi (enforced)", md.splitlines()[0])
-        self.assertIn("| 100 000 | 30 000 | 3.3 | 0 | 4 | 2.50 | 1.75 | 244.1 | 127.0 | 1.30 |", md)
+        self.assertIn("| 100 000 | 30 000 | 3.3 | 0 | 4 | 2.50 | 1.75 | 244.1 | 127.0 | 1.0 | 1.30 | 146.5 |", md)
         self.assertIn("| 100 000 | 0.100 | 0.500 | 30.0 | 1 999 | 0.300 | 1.50 | 70.0 | 2.33x | 1 999 | 0.300 | 1.50 | 90.0 | 3.00x |", md)
         self.assertIn("| 100 000 | 100 | 512 | 700 | 800 | 900 | 0 | 80.0% | 80.0% | 80.0% | yes |", md)
         self.assertIn("| GET p99 at the largest size within 2x of the smallest size's | met | 1.50 ms at 100 000 keys", md)
