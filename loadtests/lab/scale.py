@@ -76,7 +76,15 @@ class Scale:
 
     def phase(self, scenario: str, keys: int, label: str) -> dict:
         spec = replace(self.run.cfg.spec(scenario, self.cfg.rate, self.cfg.duration_s), keys=keys)
-        return self.run.phase(spec, label, [])
+        record = self.run.phase(spec, label, [])
+        self.check_alive(label)
+        return record
+
+    def check_alive(self, label: str) -> None:
+        """Stops the run when the node's process has exited (OOM-killed, out of heap, crashed)."""
+        code = self.node.process.poll()
+        if code is not None:
+            raise SystemExit(f"the node's process exited with {code} during {label}")
 
     def fill(self, start: int, size: int) -> dict:
         """Fills [start, size), waits for the node to settle; the fill's figures and its write amplification."""
@@ -87,6 +95,7 @@ class Scale:
             request_timeout_s=FILL_REQUEST_TIMEOUT_S,
         )
         rec = self.run.phase(spec, f"fill to {scalefigures.short(size)}", [])
+        self.check_alive(f"the fill to {scalefigures.short(size)}")
         idle = settle(self.node.pid)
         r = rec["result"]
         return {
@@ -110,6 +119,7 @@ class Scale:
                 # A cold JVM would time the JIT, not the store: PUTs first, over the keys the fill then writes.
                 spec = replace(self.run.cfg.spec("put", cfg.rate, cfg.warmup_s), keys=size)
                 self.run.phase(spec, f"warm-up put@{cfg.rate} before the fill", [], warmup=True)
+                self.check_alive("the warm-up before the fill")
             step["fill"] = self.fill(filled, size)
             (self.data_dir / FILL_MARKER).write_text(f"{size} {cfg.value_size}\n")
         else:
@@ -121,6 +131,7 @@ class Scale:
         for scenario in ("status", "get", "put"):
             spec = replace(self.run.cfg.spec(scenario, cfg.rate, cfg.duration_s), keys=size)
             warm_up(self.run, spec, f"{scenario}@{cfg.rate} {at}")
+            self.check_alive(f"the warm-up of {scenario} {at}")
         rows = {}
         rows["status"] = cpu_row("status", self.phase("status", size, f"status@{cfg.rate} {at}"), None)
         before = self.page()

@@ -103,7 +103,7 @@ def checks(scale: dict, rows: list[dict]) -> list[dict]:
     oom = (scale.get("cgroup_after") or {}).get("oom_kill")
     survived = scale.get("survived")
     why = scale.get("failure") or ""
-    if scale.get("exit_code") is not None:
+    if scale.get("exit_code") is not None and "exited" not in why:
         why = f"{why}; the node's process exited with {scale['exit_code']}".lstrip("; ")
     if oom:
         why = f"{why}; the cgroup counted {oom} OOM kill(s)".lstrip("; ")
