@@ -80,7 +80,6 @@ class RunConfig:
                 batch=self.batch,
                 connections=self.connections,
                 threads=self.threads,
-                request_timeout_s=self.request_timeout_s,
             )
         default_rate = self.range_rate if scenario == "range" else self.rate
         # wrk has no mixed script (a wrk process sends one kind of request): mixed runs on k6,
