@@ -122,10 +122,15 @@ def plan(memory_limit: str, values: Path | None = None, mount: Path | None = Non
     if mount is None and root:
         mount = isolation.cgroup2_mount()
     why = cgroup_unavailable(mount, root)
-    if why:
-        half = f"-Xmx{limit // 2 // 1024**2}m"
-        return MemoryPlan(limit, text, f"{java_opts} {half}", source, why_not=f"{why}: the heap capped with {half} instead")
-    return MemoryPlan(limit, text, java_opts, source, enforced=True, cgroup=mount / f"{CGROUP_PREFIX}{os.getpid()}")
+    p = MemoryPlan(limit, text, java_opts, source, enforced=True, cgroup=mount / f"{CGROUP_PREFIX}{os.getpid()}" if mount else None)
+    return unenforced(p, why) if why else p
+
+
+def unenforced(p: MemoryPlan, why: str) -> MemoryPlan:
+    """The plan without a cgroup: the heap capped at half the limit with -Xmx, and why."""
+    half = f"-Xmx{p.limit_bytes // 2 // 1024**2}m"
+    return MemoryPlan(p.limit_bytes, p.limit_text, f"{p.java_options} {half}", p.source,
+                      why_not=f"{why}: the heap capped with {half} instead")
 
 
 def make_cgroup(p: MemoryPlan) -> None:

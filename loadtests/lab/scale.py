@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
 import tempfile
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
@@ -181,10 +182,17 @@ def run_scale(cfg: ScaleConfig) -> tuple[Path | None, bool]:
     try:
         filled = filled_keys(data_dir, cfg.value_size)
         if plan.enforced:
-            memlimit.make_cgroup(plan)
-            log(f"node in cgroup {plan.cgroup}: memory.max {plan.limit_bytes}, no swap")
-        node = Node(cfg.jar, cfg.port, plan.java_options, data_dir, work, cfg.java,
-                    memlimit.enter(plan.cgroup) if plan.enforced else None)
+            try:
+                memlimit.make_cgroup(plan)
+                node = Node(cfg.jar, cfg.port, plan.java_options, data_dir, work, cfg.java, memlimit.enter(plan.cgroup))
+                log(f"node in cgroup {plan.cgroup}: memory.max {plan.limit_bytes}, no swap")
+            except (OSError, subprocess.SubprocessError) as e:
+                # The machine said it could and then did not: measure without the limit, and say so.
+                memlimit.remove_cgroup(plan.cgroup)
+                plan = memlimit.unenforced(plan, f"the cgroup {plan.cgroup} could not be made or entered ({e})")
+                log(f"memory limit not enforced: {plan.why_not}")
+        if node is None:
+            node = Node(cfg.jar, cfg.port, plan.java_options, data_dir, work, cfg.java)
         rc = RunConfig(
             targets=[node.url], pids=[node.pid], name=cfg.name, keys=cfg.sizes[-1], value_size=cfg.value_size,
             tool="wrk", connections=cfg.connections, threads=cfg.threads, events=[], phases=[],
