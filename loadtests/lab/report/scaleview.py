@@ -133,9 +133,5 @@ def view(run: dict) -> dict | None:
     }
 
 
-def met_text(met) -> str:
-    return "–" if met is None else ("met" if met else "**missed**")
-
-
 def finite(v) -> bool:
     return v is not None and not (isinstance(v, float) and math.isnan(v))
