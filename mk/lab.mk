@@ -20,6 +20,15 @@
 #                       (scripts/repair-cost.sh; RUNS, PARTS, GET_RATE, PUT_RATE, JAR_BASE, ...)
 #   make lab-hotpath    the hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s against its
 #                       no-op route): CPU per request; HOTPATH_TOOL=wrk|k6
+#   make lab-scale      one node of its own with the Helm chart's memory limit (a cgroup v2 when root, else
+#                       -Xmx half of it), filled in steps to each of SIZES (100k,1M,10M; each step adds
+#                       keys), and at every size: fill rate, write amplification, status/GET/PUT p50, p99
+#                       and CPU per request at RATE (10000/s) for SCALE_DURATION (30s) after SCALE_WARMUP
+#                       (10s), heap, RSS, cgroup memory, disk use, block-cache hit rates, and whether the
+#                       node survived (exit 1 if not). VALUE_SIZE (1024), MEMORY_LIMIT (helm | none | 2Gi),
+#                       PORT (28090), DATA=dir (kept and reused: only missing keys are filled), KEEP_DATA=1.
+#                       Defaults: loadtests/lab/scale.env; a value given to make wins.
+#   make lab-scale-smoke  CI: lab-scale at SIZES=20k,60k, RATE=2000, 5 s phases, then its report checked
 #   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
@@ -61,11 +70,23 @@ HOTPATH_DURATION ?= 30s
 HOTPATH_DATA ?=
 HOTPATH_TOOL ?= wrk
 
+# Scale benchmark: its defaults are loadtests/lab/scale.env. RATE, VALUE_SIZE, PORT, DATA and NAME
+# have other defaults for other targets, so a knob counts only when given on the command line or in
+# the environment; otherwise scale.env's value (none for DATA) is used.
+SCALE_DEFAULTS := $(shell grep -E '^[A-Z0-9_]+=' loadtests/lab/scale.env)
+scale_knob = $(if $(filter command environment,$(origin $(1))),$($(1)),$(patsubst $(1)=%,%,$(filter $(1)=%,$(SCALE_DEFAULTS))))
+SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) \
+	--duration $(call scale_knob,SCALE_DURATION) --warmup $(call scale_knob,SCALE_WARMUP) \
+	--value-size $(call scale_knob,VALUE_SIZE) --memory-limit $(call scale_knob,MEMORY_LIMIT) \
+	--port $(call scale_knob,PORT) --name $(call scale_knob,NAME) \
+	$(if $(call scale_knob,DATA),--data $(call scale_knob,DATA)) $(if $(filter 1 yes true,$(KEEP_DATA)),--keep-data) \
+	$(if $(COMPARE),--compare $(COMPARE))
+
 # Replication-cost benchmark
 SHARE ?= 40
 RUNS ?= 3
 
-.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-report lab-profile lab-selftest
+.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-profile lab-selftest
 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults FAULTS=] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) \
@@ -96,6 +117,13 @@ lab-repair-cost: build lab-tools ## repair's cost on 3 nodes over 1M keys: refil
 lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 25k/s, PUT 15k/s vs /v0/status
 	$(LAB) hotpath --tool $(HOTPATH_TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \
 		$(if $(HOTPATH_DATA),--data $(HOTPATH_DATA)) $(if $(COMPARE),--compare $(COMPARE)) $(LAB_ARGS)
+
+lab-scale: build lab-tools ## one node with the chart's memory limit filled to each of SIZES: fill, GET/PUT p99, CPU, memory, disk, cache
+	$(LAB) scale $(SCALE_OPTIONS) $(LAB_ARGS)
+
+lab-scale-smoke: ## CI: a short `make lab-scale` (20k and 60k keys, 2000/s, 5 s phases), then a check that its report has every part
+	$(MAKE) lab-scale NAME=scale-smoke SIZES=20k,60k RATE=2000 SCALE_DURATION=5s SCALE_WARMUP=4s
+	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-scale-smoke | tail -n 1)"
 
 lab-report: lab-tools ## write a run's report.md and report.html again: RUN=reports/<run> [COMPARE=]
 	@test -n "$(RUN)" || { echo "usage: make lab-report RUN=reports/<run> [COMPARE=reports/<other>]"; exit 2; }

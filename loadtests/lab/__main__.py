@@ -4,6 +4,7 @@
     python -m lab saturate  --targets URL,... --pids PID,... [--scenario get] [--start-rate N] ...
     python -m lab faults    --targets URL,... --pids PID,... [--faults kill@20+15,pause@70+15,...] ...
     python -m lab hotpath   [--tool k6|wrk] [--duration 30] ...
+    python -m lab scale     [--sizes 100k,1M,10M] [--rate 10000] [--memory-limit helm|none|2Gi] ...
     python -m lab report    RUN_DIR [--compare OTHER_RUN_DIR]
     python -m lab check     RUN_DIR      (does the report have every part?)
     python -m lab target-rate RUN_DIR [--share 40]        (SHARE % of a one-node search's rate)
@@ -373,6 +374,38 @@ def main(argv: list[str]) -> int:
     p_hot.add_argument("--reports-dir", type=Path, default=D.reports_dir)
     p_hot.add_argument("--compare", type=Path, default=None)
 
+    from . import scale, scalefigures
+
+    C = scale.ScaleConfig()
+    p_scale = sub.add_parser(
+        "scale",
+        help="one node of its own with the Helm chart's memory limit, filled in steps to each size: "
+        "fill rate, write amplification, GET/PUT p99 and CPU, memory, disk, block-cache hit rates",
+    )
+
+    def _sizes(text: str) -> list[int]:
+        try:
+            return scalefigures.parse_sizes(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from e
+
+    p_scale.add_argument("--sizes", type=_sizes, default=C.sizes,
+                         help=f"key counts to fill to in steps, each adding to the last (k, M): {scale.SCALE['SIZES']}")
+    p_scale.add_argument("--rate", type=int, default=C.rate, help=f"requests/s of status, get and put ({C.rate})")
+    p_scale.add_argument("--duration", type=_duration, default=C.duration_s, help=f"each measured phase ({C.duration_s} s)")
+    p_scale.add_argument("--warmup", type=_duration, default=C.warmup_s, help=f"each scenario's warm-up at every size ({C.warmup_s} s)")
+    p_scale.add_argument("--value-size", type=int, default=C.value_size)
+    p_scale.add_argument("--memory-limit", default=C.memory_limit,
+                         help="helm (the chart's resources.limits.memory), none, or a size like 2Gi")
+    p_scale.add_argument("--port", type=int, default=C.port)
+    p_scale.add_argument("--data", type=Path, default=None,
+                         help="a data directory to keep and reuse: only the keys it lacks are filled")
+    p_scale.add_argument("--keep-data", action="store_true", help="keep the data directory of this run")
+    p_scale.add_argument("--jar", type=Path, default=C.jar)
+    p_scale.add_argument("--name", default=C.name)
+    p_scale.add_argument("--reports-dir", type=Path, default=C.reports_dir)
+    p_scale.add_argument("--compare", type=Path, default=None)
+
     p_rep = sub.add_parser("report", help="(re)write report.md and report.html of a run directory")
     p_rep.add_argument("run_dir", type=Path)
     p_rep.add_argument("--compare", type=Path, default=None)
@@ -450,6 +483,19 @@ def main(argv: list[str]) -> int:
                 compare=a.compare,
             )
         )
+    elif a.command == "scale":
+        out, survived = scale.run_scale(
+            scale.ScaleConfig(
+                sizes=a.sizes, rate=a.rate, duration_s=a.duration, warmup_s=a.warmup, value_size=a.value_size,
+                memory_limit=a.memory_limit, port=a.port, data=a.data, keep_data=a.keep_data, jar=a.jar,
+                name=a.name, reports_dir=a.reports_dir, compare=a.compare,
+            )
+        )
+        print(f"report: {runner.tools.rel(out / 'report.html')} and {runner.tools.rel(out / 'report.md')}")
+        if not survived:
+            print("scale: the node did not survive or a fill did not store every key (see the report)", file=sys.stderr)
+            return 1
+        return 0
     else:
         from . import report
 

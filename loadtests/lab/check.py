@@ -93,6 +93,7 @@ def problems(run_dir: Path) -> list[str]:
     found.extend(headline_problems(run, md, html))
     found.extend(figure_problems(run_dir, run, md))
     found.extend(healing_problems(run, md))
+    found.extend(scale_problems(run_dir, run, md))
 
     if re.search(r"<(img|script|link)[^>]+(src|href)=\"https?://", html):
         found.append("report.html loads something from the network: it is not self-contained")
@@ -118,6 +119,9 @@ def headline_problems(run: dict, md: str, html: str) -> list[str]:
     if run.get("kind") == "hotpath":
         named = md.startswith("# kvlab hot path: ")
         return [] if named else ["report.md's title does not name the hot-path configuration"]
+    if run.get("kind") == "scale":
+        named = re.match(r"# kvlab scale: 1 node, .+ keys of \d+ bytes, .+ at .+/s, memory limit .+ \((not )?enforced\)\n", md)
+        return [] if named else ["report.md's title does not name the scale configuration"]
     found = []
     title = TITLE.match(md)
     if not title:
@@ -155,6 +159,50 @@ def figure_problems(run_dir: Path, run: dict, md: str) -> list[str]:
     curve = "](plots/saturation.png)" in md and (run_dir / "plots/saturation.png").is_file()
     if sat and sat.get("steps") and not curve:
         found.append("a saturation search ran but the report has no saturation curve")
+    return found
+
+
+SCALE_TARGETS = ("GET p99 at the largest size", "fill at ", "the node survived")
+SCALE_TABLES = (
+    "| keys | fill, keys/s | fill, s | failed PUTs | settle, s | write ampl. (process) |",
+    "| keys | status p50 | status p99 | status µs | GET achieved/s | GET p50 | GET p99 | GET µs | GET vs status |",
+    "| keys | heap used | heap max | RSS | cgroup current | cgroup peak | OOM kills | data-block hit rate |",
+    "| keys | block-cache-usage |",
+)
+SCALE_PLOTS = ("fill rate", "GET and PUT latency", "server CPU per request", "the node's memory", "disk use",
+               "write amplification", "block-cache hit rates")
+
+
+def scale_problems(run_dir: Path, run: dict, md: str) -> list[str]:
+    """A scale run's report: the targets in the verdict box, the memory limit, JVM options and node
+    command, a row per size in each of its tables, and each of its figures drawn."""
+    if run.get("kind") != "scale":
+        return []
+    scale = run.get("scale") or {}
+    box = re.search(r'<div class="verdict" markdown="1">\n(.*?)\n</div>', md, re.S)
+    found = [f"the verdict box lacks the scale target '{t}...'" for t in SCALE_TARGETS if not box or f"| {t}" not in box.group(1)]
+    section = re.search(r"\n## Scale\n(.*?)\n## ", md, re.S)
+    if not section:
+        return found + ["report.md has no scale section"]
+    text = section.group(1)
+    for what in ("- Memory limit: **", "- Java options: `", "- Node: `"):
+        if what not in text:
+            found.append(f"the scale section does not state '{what.strip('-*` ')}'")
+    for header in SCALE_TABLES:
+        table = text.partition(header)[2].partition("\n\n")[0]
+        if not table:
+            found.append(f"the scale section lacks the table '{header[:40]}...'")
+            continue
+        for step in scale.get("steps", []):
+            keys = f"{step['keys']:,}".replace(",", " ")
+            if f"\n| {keys} |" not in "\n" + table:
+                found.append(f"the scale table '{header[:30]}...' has no row for {step['keys']} keys")
+    for title in SCALE_PLOTS:
+        m = re.search(rf"!\[scale: {re.escape(title)}[^]]*\]\((plots/[^)]+)\)", text)
+        if not m or not (run_dir / m.group(1)).is_file():
+            found.append(f"the scale section has no figure of {title}")
+    if not scale.get("steps"):
+        found.append("the scale run measured no size")
     return found
 
 

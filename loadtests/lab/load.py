@@ -51,12 +51,21 @@ class LoadSpec:
     fill_vus: int = 16
     batch: int = 8
     key_prefix: str = "k"
+    key_start: int = 0  # the fill's first key index: it PUTs [key_start, key_start + keys)
 
     def __post_init__(self) -> None:
         if self.tool not in ("k6", "wrk"):
             raise SystemExit(f"unknown tool {self.tool!r}: k6 or wrk")
-        if self.tool == "wrk" and self.scenario in ("mixed", "fill"):
-            raise SystemExit(f"the {self.scenario} phase runs on k6 only (wrk2 scripts: put, get, range, status)")
+        if self.tool == "wrk" and self.scenario == "mixed":
+            raise SystemExit("the mixed phase runs on k6 only (wrk scripts: fill, put, get, range, status)")
+
+
+class FillIncomplete(RuntimeError):
+    """A fill that did not store every key it was asked to."""
+
+
+# Where each thread of a wrk fill marks that it has its answer to every PUT (loadtests/wrk2/fill.lua).
+FILL_DONE_DIR = "fill-done"
 
 
 @dataclass
@@ -86,6 +95,8 @@ def workload_env(spec: LoadSpec) -> dict[str, str]:
         env["REPLICAS"] = spec.replicas
     if spec.scenario == "range":
         env["RANGE_SIZE"] = str(spec.range_size)
+    if spec.scenario == "fill" and spec.key_start:
+        env["FILL_START"] = str(spec.key_start)
     return env
 
 
@@ -128,13 +139,22 @@ def wrk_args(
         env["WRK_SERIES_T0_MS"] = str(series_t0_ms)
     conns = max(1, spec.connections // share)
     threads = max(1, min(spec.threads // share, conns))
-    rate = max(1, round(spec.rate / share))
     options = [f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", f"--timeout={spec.request_timeout_s:g}s", "--latency"]
+    if spec.rate is None:
+        # The fill, unpaced; its -d only bounds it (fill.lua: each thread takes its share by number).
+        env["WRK_THREADS"] = str(threads)
+        if is_wrk2:
+            options.append(f"-R{WRK2_UNPACED_RATE}")  # wrk2 needs a rate: one no connection reaches
+        return options, env
+    rate = max(1, round(spec.rate / share))
     if is_wrk2:
         options.append(f"-R{rate}")
     else:
         env |= {"WRK_RATE": str(rate), "WRK_THREADS": str(threads)}
     return options, env
+
+
+WRK2_UNPACED_RATE = 100_000_000
 
 
 def commands(spec: LoadSpec, out: Path, series_t0_ms: int | None = None) -> list[Command]:
@@ -151,6 +171,10 @@ def commands(spec: LoadSpec, out: Path, series_t0_ms: int | None = None) -> list
     result = []
     for i, target in enumerate(spec.targets):
         options, env = wrk_args(spec, wrk.is_wrk2, len(spec.targets), series_t0_ms)
+        if spec.scenario == "fill":
+            (out / FILL_DONE_DIR).mkdir(exist_ok=True)
+            env |= {"WRK_FILL_DONE_DIR": str(out / FILL_DONE_DIR), "WRK_FILL_PART": str(i),
+                    "WRK_FILL_PARTS": str(len(spec.targets))}
         argv = [wrk.path, *options, "-s", str(WRK_SCRIPTS / f"{spec.scenario}.lua"), target]
         result.append(Command(argv, env, out / f"wrk-{i}.txt", target=target))
     return result
@@ -211,8 +235,16 @@ def run(
     signalled: set[tuple[int, int]] = set()
     last_progress = t0
     last_sample = before
+    wrk_fill = spec.tool == "wrk" and spec.scenario == "fill"
     try:
         while any(r.returncode is None for r in running):
+            if wrk_fill and (fill_done(cmds) or not all(map(procstat.running, node_pids))):
+                # wrk cannot end itself before -d: every thread has marked its end (or a node is
+                # gone), so SIGINT makes it print its summary now.
+                for r in running:
+                    if r.returncode is None and (r.process.pid, signal.SIGINT) not in signalled:
+                        signalled.add((r.process.pid, signal.SIGINT))
+                        os.killpg(r.process.pid, signal.SIGINT)
             for r in running:
                 if r.returncode is None:
                     pid, status_code, rusage = os.wait4(r.process.pid, os.WNOHANG)
@@ -284,6 +316,36 @@ def run(
     )
 
 
+def fill_threads(cmd: Command) -> int:
+    """The threads of a wrk fill's process (its -t)."""
+    return int(next(a[2:] for a in cmd.argv if a.startswith("-t")))
+
+
+def fill_done(cmds: list[Command]) -> bool:
+    """Whether every thread of every wrk process of the fill has marked its end."""
+    done = Path(cmds[0].env["WRK_FILL_DONE_DIR"])
+    return len(list(done.iterdir())) >= sum(fill_threads(c) for c in cmds)
+
+
+def fill_figures(spec: LoadSpec, result: dict, threads_done: int, threads: int) -> dict:
+    """A wrk fill's own figures: keys asked, stored (answered 201), PUTs failed (another status
+    than 201 and 200, or a socket error), threads that finished, and the fill rate in keys/s."""
+    statuses = result.get("status_counts", {})
+    stored = statuses.get("201", 0)
+    failed = sum(n for code, n in statuses.items() if code not in ("200", "201"))
+    duration = result.get("duration_s") or 0
+    return {
+        "keys_filled": [spec.key_start, spec.key_start + spec.keys],
+        "keys_asked": spec.keys,
+        "keys_stored": stored,
+        "puts_failed": failed,
+        "threads_done": threads_done,
+        "threads": threads,
+        "achieved_rate": stored / duration if duration else 0.0,
+        "model": "closed (wrk, unpaced: every connection sends its next PUT on the last one's answer)",
+    }
+
+
 def _tool_progress(cmd: Command) -> str:
     """k6's latest progress line ("main [ 33% ] 16 VUs ... 083118/250000 shared iters"), if any."""
     try:
@@ -307,6 +369,9 @@ def collect(spec: LoadSpec, cmds: list[Command]) -> tuple[dict, Samples]:
         return json.loads(path.read_text()), Samples("k6", csv=[c.samples for c in cmds if c.samples], duration_s=duration)
     parts = [parse_wrk(spec, c) for c in cmds]
     result = merge_wrk(spec, parts)
+    if spec.scenario == "fill":
+        done = len(list(Path(cmds[0].env["WRK_FILL_DONE_DIR"]).iterdir()))
+        result |= fill_figures(spec, result, done, sum(fill_threads(c) for c in cmds))
     outputs = [c.log.read_text(errors="replace") for c in cmds] if result["tool"] == "wrk2" else []
     return result, Samples(result["tool"], wrk_parts=parts, wrk_outputs=outputs, duration_s=duration)
 

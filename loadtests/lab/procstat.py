@@ -30,6 +30,14 @@ def process_cpu_seconds(pid: int) -> float:
     return times.user + times.system
 
 
+def running(pid: int) -> bool:
+    """Whether the process exists and has not exited (a child not yet reaped is a zombie, state Z)."""
+    try:
+        return read_stat(f"/proc/{pid}/stat")[1][0] not in ("Z", "X")
+    except (OSError, IndexError):
+        return False
+
+
 def machine_cpu_seconds() -> tuple[float, float]:
     """(busy, total) CPU seconds of the machine since boot, all cores; idle and iowait are not busy,
     and guest time is counted once (it is part of user)."""

@@ -5,13 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import tools
-from . import findings, flames, headline, plots, render, runs, views
+from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, views
 
 KINDS = {
     "phases": "Fixed-rate phases",
     "saturation": "Saturation search",
     "faults": "Fault scenario",
     "hotpath": "Hot-path benchmark",
+    "scale": "Scale benchmark",
 }
 
 
@@ -90,6 +91,9 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
     plots_dir.mkdir(exist_ok=True)
     has_overview = write_plots(run, phase_views, prev_phases, plots_dir)
 
+    scale = scaleview.view(run)
+    if scale:
+        scaleplots.write(scale, plots_dir)
     verdict = headline.verdict(run, phase_views)
     conclusion_path = run_dir / "conclusion.md"
     all_commands = []
@@ -111,6 +115,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "saturation": sat if sat and sat.get("steps") else None,
         "saturation_points": headline.saturation_points(run) if sat else [],
         "hotpath": run.get("hotpath"),
+        "scale": scale,
         "prev_run": prev_run,
         "prev_rel": (Path("..") / prev_dir.name).as_posix()
         if prev_dir and prev_dir.parent.resolve() == run_dir.parent.resolve()

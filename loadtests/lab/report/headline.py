@@ -25,6 +25,15 @@ def title(run: dict) -> str:
             f"kvlab hot path: {nodes}, {tools}, GET at {fmt.rate(hp.get('get_rate'))}/s "
             f"and PUT at {fmt.rate(hp.get('put_rate'))}/s"
         )
+    if run.get("kind") == "scale":
+        sc = run.get("scale") or {}
+        sizes = sc.get("sizes") or [0]
+        limit = (sc.get("memory") or {}).get("limit", "?")
+        enforced = "enforced" if (sc.get("memory") or {}).get("enforced") else "not enforced"
+        return (
+            f"kvlab scale: {nodes}, {fmt.rate(sizes[0])} to {fmt.rate(sizes[-1])} keys of {sc.get('value_size', '?')} "
+            f"bytes, {tools} at {fmt.rate(sc.get('rate'))}/s, memory limit {limit} ({enforced})"
+        )
     head = f"{where}: {nodes}, replicas {runs.replicas(run)}, {tools}"
     if run.get("kind") == "saturation":
         sat = run.get("saturation") or cfg.get("saturation", {})

@@ -110,6 +110,41 @@ class MakeTest(unittest.TestCase):
             self.assertIn(f"{knob_option(name)}='{value}'", line, name)
         self.assertIn(f"--phases {defaults.text('PHASES')}", line)
 
+    def scale_line(self, *args: str, env: dict | None = None) -> str:
+        out = subprocess.run(
+            ["make", "-n", "-s", "lab-scale", "-o", "build", "-o", "lab-tools", *args],
+            cwd=tools.ROOT, capture_output=True, text=True, check=True, env=env,
+        ).stdout
+        return next(line for line in out.splitlines() if "-m lab scale" in line)
+
+    def test_lab_scale_takes_its_defaults_from_scale_env_not_from_the_other_targets(self):
+        from lab import scale
+
+        line = self.scale_line()
+        for name, option in (("SIZES", "--sizes"), ("RATE", "--rate"), ("SCALE_DURATION", "--duration"),
+                             ("SCALE_WARMUP", "--warmup"), ("VALUE_SIZE", "--value-size"),
+                             ("MEMORY_LIMIT", "--memory-limit"), ("PORT", "--port"), ("NAME", "--name")):
+            self.assertIn(f"{option} {scale.SCALE[name]} ", line, name)
+        self.assertNotIn("--data", line)  # the Makefile's DATA (a node's data dir) is not the scale run's
+        self.assertNotIn("--keep-data", line)
+
+    def test_lab_scale_knobs_given_to_make_win(self):
+        import os
+
+        line = self.scale_line("RATE=777", "SIZES=20k,60k", "DATA=/tmp/d", "KEEP_DATA=1", "MEMORY_LIMIT=none")
+        for part in ("--rate 777 ", "--sizes 20k,60k ", "--data /tmp/d", "--keep-data", "--memory-limit none "):
+            self.assertIn(part, line)
+        self.assertIn("--port 4321 ", self.scale_line(env=os.environ | {"PORT": "4321"}))
+
+    def test_the_scale_command_line_defaults_are_scale_env(self):
+        from lab import scale, scalefigures
+
+        cfg = scale.ScaleConfig()
+        self.assertEqual(cfg.sizes, scalefigures.parse_sizes(scale.SCALE["SIZES"]))
+        self.assertEqual(cfg.rate, int(scale.SCALE["RATE"]))
+        self.assertEqual(cfg.duration_s, defaults.duration(scale.SCALE["SCALE_DURATION"]))
+        self.assertEqual(cfg.memory_limit, scale.SCALE["MEMORY_LIMIT"])
+
 
 if __name__ == "__main__":
     unittest.main()
