@@ -20,7 +20,7 @@
 #                       (scripts/repair-cost.sh; RUNS, PARTS, GET_RATE, PUT_RATE, JAR_BASE, ...)
 #   make lab-hotpath    the hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s against its
 #                       no-op route): CPU per request; HOTPATH_TOOL=wrk|k6
-#   make lab-scale      one node of its own with the Helm chart's memory limit (a cgroup v2 when root, else
+#   make lab-scale      one node of its own with the Helm chart's memory limit (a cgroup when root, else
 #                       -Xmx half of it), filled in steps to each of SIZES (100k,1M,10M; each step adds
 #                       keys), and at every size: fill rate, write amplification, status/GET/PUT p50, p99
 #                       and CPU per request at RATE (10000/s) for SCALE_DURATION (30s) after SCALE_WARMUP

@@ -1,8 +1,9 @@
 """The memory a node gets as the Helm chart gives it: the chart's javaOpts and memory limit, read
 from its values.yaml (so the benchmark cannot drift from the chart), and, when this machine can,
-the limit enforced on the node's JVM by a cgroup v2 of its own, made before the JVM starts so the
-JVM sizes its heap from the limit exactly as in the container. Where it cannot (not root, no cgroup
-v2 with the memory controller), the heap is capped with -Xmx at half the limit instead, and the
+the limit enforced on the node's JVM by a cgroup of its own (v2, or v1 where v1 holds the memory
+controller), made before the JVM starts so the
+JVM sizes its heap from the limit exactly as in the container. Where it cannot (not root, no
+memory controller), the heap is capped with -Xmx at half the limit instead, and the
 report says the limit was not enforced."""
 
 from __future__ import annotations
@@ -106,6 +107,26 @@ def cgroup_unavailable(mount: Path | None, root: bool) -> str:
     return ""
 
 
+def memory_cgroup_v1(mountinfo: str | None = None, own: str | None = None) -> Path | None:
+    """This process's cgroup in the cgroup v1 memory hierarchy (a child made there is ours to
+    limit), or None where there is none."""
+    mountinfo = mountinfo if mountinfo is not None else Path("/proc/self/mountinfo").read_text()
+    own = own if own is not None else Path("/proc/self/cgroup").read_text()
+    point = None
+    for line in mountinfo.splitlines():
+        fields, _, after = line.partition(" - ")
+        parts, fs = fields.split(), after.split()
+        if fs[:1] == ["cgroup"] and len(fs) > 2 and "memory" in fs[2].split(",") and len(parts) > 4 and parts[3] == "/":
+            point = Path(parts[4])
+    if point is None:
+        return None
+    for line in own.splitlines():
+        _, controllers, path = line.split(":", 2)
+        if "memory" in controllers.split(","):
+            return point / path.lstrip("/")
+    return None
+
+
 def plan(memory_limit: str, values: Path | None = None, mount: Path | None = None, root: bool | None = None) -> MemoryPlan:
     """memory_limit: "helm" (the chart's), "none", or a size (1Gi). The JVM options are the chart's."""
     values = values or chart_values()
@@ -121,7 +142,11 @@ def plan(memory_limit: str, values: Path | None = None, mount: Path | None = Non
         root = os.geteuid() == 0
     if mount is None and root:
         mount = isolation.cgroup2_mount()
-    why = cgroup_unavailable(mount, root)
+        why = cgroup_unavailable(mount, root)
+        if why and memory_cgroup_v1():
+            mount, why = memory_cgroup_v1(), ""  # a hybrid host: cgroup v1 holds the memory controller
+    else:
+        why = cgroup_unavailable(mount, root)
     p = MemoryPlan(limit, text, java_opts, source, enforced=True, cgroup=mount / f"{CGROUP_PREFIX}{os.getpid()}" if mount else None)
     return unenforced(p, why) if why else p
 
@@ -134,14 +159,25 @@ def unenforced(p: MemoryPlan, why: str) -> MemoryPlan:
 
 
 def make_cgroup(p: MemoryPlan) -> None:
-    """The plan's cgroup, made with memory.max = the limit and no swap."""
+    """The plan's cgroup, made with the limit on memory and no swap."""
     p.cgroup.mkdir()
-    (p.cgroup / "memory.max").write_text(str(p.limit_bytes))
-    swap = p.cgroup / "memory.swap.max"
-    if swap.exists():
-        swap.write_text("0")
+    p.notes.extend(set_limit(p.cgroup, p.limit_bytes))
+
+
+def set_limit(cgroup: Path, limit_bytes: int) -> list[str]:
+    """Caps the cgroup's memory at limit_bytes, swap included (v1: memory.limit_in_bytes and
+    memory.memsw.limit_in_bytes; v2: memory.max and memory.swap.max = 0); notes on what the kernel
+    lacks."""
+    if (cgroup / "memory.limit_in_bytes").exists():
+        (cgroup / "memory.limit_in_bytes").write_text(str(limit_bytes))
+        swap, no_swap = cgroup / "memory.memsw.limit_in_bytes", str(limit_bytes)
     else:
-        p.notes.append("the kernel has no memory.swap.max (no swap accounting)")
+        (cgroup / "memory.max").write_text(str(limit_bytes))
+        swap, no_swap = cgroup / "memory.swap.max", "0"
+    if not swap.exists():
+        return [f"the kernel has no {swap.name} (no swap accounting)"]
+    swap.write_text(no_swap)
+    return []
 
 
 def enter(cgroup: Path):
@@ -170,13 +206,17 @@ def cgroup_memory(cgroup: Path | None) -> dict:
     out = {"current": None, "peak": None, "oom": None, "oom_kill": None}
     if cgroup is None:
         return out
-    for name in ("current", "peak"):
+    v1 = (cgroup / "memory.usage_in_bytes").exists()
+    files = {"current": "memory.usage_in_bytes", "peak": "memory.max_usage_in_bytes"} if v1 else \
+        {"current": "memory.current", "peak": "memory.peak"}
+    for name, file in files.items():
         try:
-            out[name] = int((cgroup / f"memory.{name}").read_text().split()[0])
+            out[name] = int((cgroup / file).read_text().split()[0])
         except (OSError, ValueError, IndexError):
             pass
     try:
-        for line in (cgroup / "memory.events").read_text().splitlines():
+        # v1's memory.oom_control has oom_kill only (and no count of OOM events apart from it)
+        for line in (cgroup / ("memory.oom_control" if v1 else "memory.events")).read_text().splitlines():
             key, _, value = line.partition(" ")
             if key in ("oom", "oom_kill"):
                 out[key] = int(value)

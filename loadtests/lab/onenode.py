@@ -67,11 +67,12 @@ class Node:
         self.jar = work / "kvlab-service.jar"
         shutil.copy2(jar, self.jar)
         self.url = f"http://127.0.0.1:{port}"
+        options = shlex.split(java_options)
         self.argv = [
             java(java_exe),
             # A node out of heap exits rather than serve on half-broken, wherever it runs.
-            "-XX:+ExitOnOutOfMemoryError",
-            *shlex.split(java_options),
+            *([] if "-XX:+ExitOnOutOfMemoryError" in options else ["-XX:+ExitOnOutOfMemoryError"]),
+            *options,
             "-jar",
             str(self.jar),
             f"--server.port={port}",

@@ -185,7 +185,7 @@ def run_scale(cfg: ScaleConfig) -> tuple[Path | None, bool]:
             try:
                 memlimit.make_cgroup(plan)
                 node = Node(cfg.jar, cfg.port, plan.java_options, data_dir, work, cfg.java, memlimit.enter(plan.cgroup))
-                log(f"node in cgroup {plan.cgroup}: memory.max {plan.limit_bytes}, no swap")
+                log(f"node in cgroup {plan.cgroup}: memory limited to {plan.limit_bytes} bytes, swap included")
             except (OSError, subprocess.SubprocessError) as e:
                 # The machine said it could and then did not: measure without the limit, and say so.
                 memlimit.remove_cgroup(plan.cgroup)

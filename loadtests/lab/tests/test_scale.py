@@ -169,6 +169,30 @@ class MemoryLimitTest(unittest.TestCase):
         self.assertIn("no swap accounting", " ".join(p.notes))
         self.assertEqual(memlimit.cgroup_memory(None), {"current": None, "peak": None, "oom": None, "oom_kill": None})
 
+    def test_on_a_hybrid_host_the_cgroup_v1_memory_hierarchy_is_found_under_our_own_cgroup(self):
+        mountinfo = (
+            "30 25 0:26 / /sys/fs/cgroup/unified rw,nosuid - cgroup2 cgroup2 rw\n"
+            "34 25 0:30 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n"
+            "35 25 0:31 / /sys/fs/cgroup/cpu rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n"
+        )
+        own = "4:memory:/process_api/abc\n1:cpu,cpuacct:/\n0::/\n"
+        self.assertEqual(memlimit.memory_cgroup_v1(mountinfo, own), Path("/sys/fs/cgroup/memory/process_api/abc"))
+        self.assertIsNone(memlimit.memory_cgroup_v1(mountinfo.splitlines()[0], own))
+
+    def test_a_cgroup_v1_gets_the_limit_on_memory_and_swap_and_is_read_back(self):
+        cg = Path(tempfile.mkdtemp())
+        self.addCleanup(shutil.rmtree, cg, True)
+        for name in ("memory.limit_in_bytes", "memory.memsw.limit_in_bytes", "memory.usage_in_bytes"):
+            (cg / name).write_text("0\n")  # as a v1 kernel makes a cgroup
+        self.assertEqual(memlimit.set_limit(cg, 1 << 30), [])
+        self.assertEqual((cg / "memory.limit_in_bytes").read_text(), str(1 << 30))
+        self.assertEqual((cg / "memory.memsw.limit_in_bytes").read_text(), str(1 << 30))
+        self.assertFalse((cg / "memory.max").exists())
+        (cg / "memory.usage_in_bytes").write_text("1000\n")
+        (cg / "memory.max_usage_in_bytes").write_text("2000\n")
+        (cg / "memory.oom_control").write_text("oom_kill_disable 0\nunder_oom 0\noom_kill 1\n")
+        self.assertEqual(memlimit.cgroup_memory(cg), {"current": 1000, "peak": 2000, "oom": None, "oom_kill": 1})
+
     def test_without_root_or_the_memory_controller_the_heap_is_capped_at_half(self):
         for controllers, root in (("cpu memory", False), ("cpu", True), (None, True)):
             p, _ = self.plan("helm", controllers, root)
