@@ -18,8 +18,8 @@
 #   make lab-repair-cost  what anti-entropy repair costs on three nodes of its own over 1M keys: a wiped
 #                       node's refill, CPU per key of a round, GET and PUT p99 with and without repair
 #                       (scripts/repair-cost.sh; RUNS, PARTS, GET_RATE, PUT_RATE, JAR_BASE, ...)
-#   make lab-hotpath    the hot-path benchmark on one node of its own (GET 25k/s, PUT 15k/s against its
-#                       no-op route): CPU per request; HOTPATH_TOOL=wrk|k6
+#   make lab-hotpath    the hot-path benchmark on one node of its own (GET 10k/s and 20k/s, PUT 15k/s,
+#                       each against its no-op route at that rate): CPU per request; HOTPATH_TOOL=wrk|k6
 #   make lab-scale      one node of its own with the Helm chart's memory limit (a cgroup when root, else
 #                       -Xmx half of it), filled in steps to each of SIZES (100k,1M,10M; each step adds
 #                       keys), and at every size: fill rate, write amplification, status/GET/PUT p50, p99
@@ -114,7 +114,7 @@ lab-replication-cost: build lab-tools ## one node's PUT and GET rates, then 3 no
 lab-repair-cost: build lab-tools ## repair's cost on 3 nodes over 1M keys: refill time, CPU per key, GET/PUT p99 on vs off -> reports/
 	LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/repair-cost.sh
 
-lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 25k/s, PUT 15k/s vs /v0/status
+lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 10k/s and 20k/s, PUT 15k/s vs /v0/status
 	$(LAB) hotpath --tool $(HOTPATH_TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \
 		$(if $(HOTPATH_DATA),--data $(HOTPATH_DATA)) $(if $(COMPARE),--compare $(COMPARE)) $(LAB_ARGS)
 

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The hot-path benchmark: starts ONE kvlab node of its own with -Xmx256m on a
 # free loopback port, fills 1M keys of 1 KiB, warms up, then at a constant rate with 64
-# connections measures GET /v0/status (the no-op route) at 25k/s, GET at 25k/s, GET /v0/status at
-# 15k/s and PUT at 15k/s, each for 30 s. For every phase: latency percentiles, achieved rate, the
+# connections measures, each for 30 s, GET /v0/status (the no-op route) and GET at 10k/s, the
+# same pair at 20k/s (--get-rates), then GET /v0/status and PUT at 15k/s (--put-rate). For every phase: latency percentiles, achieved rate, the
 # node's CPU per request (utime+stime from /proc/PID/stat over the phase / requests answered), the
 # load generator's own CPU, and the CPU other processes took meanwhile (the load generator and
 # the node share the machine's cores). Writes reports/<timestamp>-hotpath/ and stops the node.

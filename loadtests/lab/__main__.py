@@ -346,7 +346,7 @@ def main(argv: list[str]) -> int:
     )
     p_clean.add_argument("--targets", type=_list, required=True, help="the nodes' base URLs, comma-separated")
 
-    p_hot = sub.add_parser("hotpath", help="one node of its own, GET 25k/s and PUT 15k/s against its no-op route: CPU per request")
+    p_hot = sub.add_parser("hotpath", help="one node of its own, GET 10k/s and 20k/s and PUT 15k/s against its no-op route: CPU per request")
     p_hot.add_argument("--jar", type=Path, default=runner.tools.ROOT / "service" / "target" / "kvlab-service.jar")
     p_hot.add_argument("--java-options", default="-Xmx256m")
     p_hot.add_argument("--port", type=int, default=28080)
@@ -358,7 +358,7 @@ def main(argv: list[str]) -> int:
     )
     p_hot.add_argument("--keys", type=int, default=1_000_000)
     p_hot.add_argument("--value-size", type=int, default=1024)
-    p_hot.add_argument("--get-rate", type=int, default=25_000)
+    p_hot.add_argument("--get-rates", type=_list, default="10000,20000", help="GET rates, each measured beside the no-op route at that rate")
     p_hot.add_argument("--put-rate", type=int, default=15_000)
     p_hot.add_argument("--duration", type=_duration, default=30)
     p_hot.add_argument("--warmup", type=_duration, default=30, help="each phase first runs this long unmeasured: the JIT compiles (30)")
@@ -471,7 +471,7 @@ def main(argv: list[str]) -> int:
                 data=a.data,
                 keys=a.keys,
                 value_size=a.value_size,
-                get_rate=a.get_rate,
+                get_rates=tuple(int(r) for r in a.get_rates),
                 put_rate=a.put_rate,
                 duration_s=a.duration,
                 warmup_s=a.warmup,

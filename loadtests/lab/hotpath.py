@@ -1,6 +1,6 @@
-"""The hot-path benchmark: one node with a 256 MB heap over 1M keys of 1 KiB,
-GET at 25k/s and PUT at 15k/s with 64 connections at a constant rate, and the server CPU per
-request of each compared with the no-op route GET /v0/status measured in the same run."""
+"""The hot-path benchmark: one node with a 256 MB heap over 1M keys of 1 KiB, GET at 10k/s and
+20k/s and PUT at 15k/s with 64 connections at a constant rate, and the server CPU per request of
+each compared with the no-op route GET /v0/status measured at the same rate in the same run."""
 
 from __future__ import annotations
 
@@ -25,13 +25,13 @@ class HotpathConfig:
     data: Path | None = None  # reuse a filled data directory (kept afterwards)
     keys: int = 1_000_000
     value_size: int = 1024
-    get_rate: int = 25_000
+    get_rates: tuple[int, ...] = (10_000, 20_000)
     put_rate: int = 15_000
     duration_s: int = 30
     warmup_s: int = 30
     connections: int = 64
     tool: str = "wrk"
-    max_ratio: float = 1.5
+    max_ratio: float = 2.0
     slo_p99_ms: float = 10.0
     flamegraphs: bool = False
     name: str = "hotpath"
@@ -96,32 +96,27 @@ def run_hotpath(cfg: HotpathConfig) -> Path:
             fill_marker.write_text(wanted_fill + "\n")
         idle = settle(node.pid)
         if cfg.warmup_s > 0:
-            for scenario, rate in (("status", cfg.get_rate), ("get", cfg.get_rate), ("put", cfg.put_rate)):
+            for scenario, rate in (("status", cfg.get_rates[0]), ("get", cfg.get_rates[0]), ("put", cfg.put_rate)):
                 run.phase(rc.spec(scenario, rate, cfg.warmup_s), f"warm-up {scenario}@{rate}", [], warmup=True)
-        measured = {}
-        for scenario, rate in (
-            ("status", cfg.get_rate),
-            ("get", cfg.get_rate),
-            ("status", cfg.put_rate),
-            ("put", cfg.put_rate),
-        ):
-            label = f"{scenario}@{rate}"
-            measured[label] = run.phase(rc.spec(scenario, rate, cfg.duration_s), label, [])
+        # Each operation right after the no-op route at its rate: the pair sees the same machine.
+        pairs = [("get", rate) for rate in cfg.get_rates] + [("put", cfg.put_rate)]
+        rows, checks = [], []
+        for scenario, rate in pairs:
+            base = cpu_row(f"status@{rate}", run.phase(rc.spec("status", rate, cfg.duration_s), f"status@{rate}", []), None)
+            row = cpu_row(f"{scenario}@{rate}", run.phase(rc.spec(scenario, rate, cfg.duration_s), f"{scenario}@{rate}", []), base)
+            rows += [base, row]
+            checks.append(_check(row, rate, cfg))
         if cfg.flamegraphs:
-            for scenario, rate in (("get", cfg.get_rate), ("put", cfg.put_rate)):
+            for scenario, rate in pairs:
                 run.phase(rc.spec(scenario, rate, 20), f"profiled {scenario}@{rate}", ["cpu", "alloc"])
-        base_get = cpu_row(f"status@{cfg.get_rate}", measured[f"status@{cfg.get_rate}"], None)
-        base_put = cpu_row(f"status@{cfg.put_rate}", measured[f"status@{cfg.put_rate}"], None)
-        get = cpu_row(f"get@{cfg.get_rate}", measured[f"get@{cfg.get_rate}"], base_get)
-        put = cpu_row(f"put@{cfg.put_rate}", measured[f"put@{cfg.put_rate}"], base_put)
         run.doc["hotpath"] = {
             "java_options": cfg.java_options,
             "keys": cfg.keys,
             "value_size": cfg.value_size,
             "connections": cfg.connections,
             "tool": run.doc["phases"][-1]["result"].get("tool", cfg.tool),
-            "rows": [base_get, get, base_put, put],
-            "checks": [_check(get, cfg.get_rate, cfg), _check(put, cfg.put_rate, cfg)],
+            "rows": rows,
+            "checks": checks,
             "node_command": node.command(),
             "jar": f"{tools.rel(cfg.jar)} (sha256 {jar_sha256[:16]})",
             "idle_cores": idle["idle_cores"],

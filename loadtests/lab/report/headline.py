@@ -22,7 +22,8 @@ def title(run: dict) -> str:
     if run.get("kind") == "hotpath":
         hp = cfg.get("hotpath", {})
         return (
-            f"kvlab hot path: {nodes}, {tools}, GET at {fmt.rate(hp.get('get_rate'))}/s "
+            f"kvlab hot path: {nodes}, {tools}, GET at "
+            f"{' and '.join(fmt.rate(r) for r in hp.get('get_rates') or [hp.get('get_rate')])}/s "
             f"and PUT at {fmt.rate(hp.get('put_rate'))}/s"
         )
     if run.get("kind") == "scale":
