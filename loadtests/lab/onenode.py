@@ -11,11 +11,11 @@ import signal
 import socket
 import subprocess
 import time
-import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
 from . import procstat, tools
+from .faults import answers
 from .load import log
 from .results import worst
 
@@ -35,14 +35,6 @@ def java(given: str = "") -> str:
 def port_free(port: int) -> bool:
     with socket.socket() as s:
         return s.connect_ex(("127.0.0.1", port)) != 0
-
-
-def answers(url: str, timeout: float = 1.0) -> bool:
-    try:
-        with urllib.request.urlopen(f"{url}/v0/status", timeout=timeout) as r:
-            return r.status == 200
-    except OSError:
-        return False
 
 
 class Node:
