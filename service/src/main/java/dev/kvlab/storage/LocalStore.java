@@ -20,6 +20,9 @@ import reactor.core.publisher.Mono;
  */
 public final class LocalStore implements AutoCloseable {
 
+    /** The largest record a GET is served from memory on the calling thread ({@link #get}). */
+    static final int MAX_MEMORY_READ_BYTES = 64 * 1024;
+
     private final RocksStore store;
     private final StorageExecutor executor;
     private final GroupCommit writes;
@@ -65,13 +68,24 @@ public final class LocalStore implements AutoCloseable {
     public Mono<Record> get(byte[] key, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
             MemoryRead fromMemory = store.readFromMemory(key);
-            if (fromMemory.answered()) {
+            if (fromMemory.answered() && small(fromMemory.record())) {
                 memoryReads.increment();
                 return Mono.justOrEmpty(held(fromMemory.record(), lease));
             }
             fileReads.increment();
             return Mono.fromCallable(() -> held(store.get(key), lease)).subscribeOn(executor.scheduler());
         });
+    }
+
+    /**
+     * Whether a record read from memory is served on the calling thread: none, or one of at most
+     * {@link #MAX_MEMORY_READ_BYTES}. Larger ones are read again on a storage thread, whose bounded
+     * pool paces them: a burst of large reads served all at once on the event loops would let every
+     * request take part of the memory budget (its own replica's record) and leave none room to
+     * complete its quorum.
+     */
+    private static boolean small(Record record) {
+        return record == null || record.encoded().length <= MAX_MEMORY_READ_BYTES;
     }
 
     private static Record held(Record record, MemoryBudget.Lease lease) {

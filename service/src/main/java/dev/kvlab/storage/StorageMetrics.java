@@ -24,7 +24,8 @@ public final class StorageMetrics implements MeterBinder {
             "rocksdb.estimate-table-readers-mem", "Bytes the open SST files hold outside the block cache (pinned index and filter tops)");
 
     private static final String READS = "Point reads of records: answered from RocksDB's memtables and block cache on the"
-            + " calling thread (cache), or on a storage thread because a file had to be read (disk; the OS may still have it cached)";
+            + " calling thread (cache), or on a storage thread because a file had to be read or the record is large (disk;"
+            + " the OS may still have it cached)";
 
     private final LocalStore store;
 

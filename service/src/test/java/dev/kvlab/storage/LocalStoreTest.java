@@ -70,6 +70,19 @@ class LocalStoreTest {
     }
 
     @Test
+    void aLargeRecordInMemoryIsStillReadOnAStorageThread() {
+        rocks.write(bytes("large"), value(1, "x".repeat(LocalStore.MAX_MEMORY_READ_BYTES)));
+        AtomicReference<String> thread = new AtomicReference<>();
+
+        Record record = store.get(bytes("large"), UNLIMITED.lease())
+                .doOnNext(found -> thread.set(Thread.currentThread().getName())).block();
+
+        assertThat(record.valueLength()).isEqualTo(LocalStore.MAX_MEMORY_READ_BYTES);
+        assertThat(thread.get()).startsWith("kvlab-storage-");
+        assertThat(store.fileReads()).isEqualTo(1);
+    }
+
+    @Test
     void aGetThatNeedsAFileRunsOnAStorageThread() {
         rocks.write(bytes("cold"), value(1, "v"));
         rocks.flush();
