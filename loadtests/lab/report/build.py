@@ -41,7 +41,7 @@ def write_plots(run: dict, phase_views: list[dict], prev_phases: dict, plots_dir
     fixed = any(v["measured"] and not v["step"] for v in phase_views)
     for phase, view in zip(run["phases"], phase_views):
         stem = phase["dir"].split("/")[-1]
-        # A warm-up measures the JIT, not the store: its table is enough.
+        # A warm-up measures the JIT, not the store: its table is enough, without figures.
         view["plot"] = None if view["warmup"] else f"spectrum-{stem}.png"
         if view["plot"]:
             (plots_dir / view["plot"]).write_bytes(
@@ -52,7 +52,7 @@ def write_plots(run: dict, phase_views: list[dict], prev_phases: dict, plots_dir
             overview.append((phase["label"], spectrum, requests, {"color": plots.colour(len(overview)), "linewidth": 1.4}))
         view["timeseries_plot"], view["timeseries_panels"] = None, []
         ts = view["timeseries"]
-        if ts and plots.panels(ts):
+        if ts and not view["warmup"] and plots.panels(ts):
             view["timeseries_plot"] = f"timeseries-{stem}.png"
             view["timeseries_panels"] = plots.panels(ts)
             figure = plots.timeseries_plot(
