@@ -147,10 +147,11 @@ def headline_problems(run: dict, md: str, html: str) -> list[str]:
 
 
 def figure_problems(run_dir: Path, run: dict, md: str) -> list[str]:
-    """A time-series figure for every phase with a time series; the saturation curve for a search."""
+    """A time-series figure for every measured phase with a time series (a warm-up has none); the
+    saturation curve for a search."""
     found = []
     for phase in run.get("phases", []):
-        if not timeline.load(run_dir, phase):
+        if phase.get("warmup") or not timeline.load(run_dir, phase):
             continue
         plot = f"plots/timeseries-{phase['dir'].split('/')[-1]}.png"
         if f"]({plot})" not in md or not (run_dir / plot).is_file():

@@ -244,6 +244,9 @@ class TimeSeriesTest(ReportCase):
             ["phase get has a time series but no time-series figure"],
             check.figure_problems(d, doc, md.replace("(plots/timeseries-01-get.png)", "(plots/elsewhere.png)")),
         )
+        # A warm-up is drawn no figure, and the check asks for none.
+        warm = {**doc, "phases": [{**phase, "warmup": True} for phase in doc["phases"]]}
+        self.assertEqual([], check.figure_problems(d, warm, md.replace("(plots/timeseries-01-get.png)", "(plots/elsewhere.png)")))
 
     def test_a_tool_without_latency_per_second_draws_rate_and_errors_and_says_why(self):
         series = json.loads((FIXTURES / "timeseries.json").read_text())
