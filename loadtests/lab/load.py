@@ -316,15 +316,16 @@ def run(
     )
 
 
-def fill_threads(cmd: Command) -> int:
-    """The threads of a wrk fill's process (its -t)."""
-    return int(next(a[2:] for a in cmd.argv if a.startswith("-t")))
+def fill_marks(cmds: list[Command]) -> tuple[int, int]:
+    """(threads that have marked their end, threads in all) of a wrk fill's processes (their -t)."""
+    marked = len(list(Path(cmds[0].env["WRK_FILL_DONE_DIR"]).iterdir()))
+    return marked, sum(int(next(a[2:] for a in c.argv if a.startswith("-t"))) for c in cmds)
 
 
 def fill_done(cmds: list[Command]) -> bool:
     """Whether every thread of every wrk process of the fill has marked its end."""
-    done = Path(cmds[0].env["WRK_FILL_DONE_DIR"])
-    return len(list(done.iterdir())) >= sum(fill_threads(c) for c in cmds)
+    marked, threads = fill_marks(cmds)
+    return marked >= threads
 
 
 def fill_figures(spec: LoadSpec, result: dict, threads_done: int, threads: int) -> dict:
@@ -370,8 +371,7 @@ def collect(spec: LoadSpec, cmds: list[Command]) -> tuple[dict, Samples]:
     parts = [parse_wrk(spec, c) for c in cmds]
     result = merge_wrk(spec, parts)
     if spec.scenario == "fill":
-        done = len(list(Path(cmds[0].env["WRK_FILL_DONE_DIR"]).iterdir()))
-        result |= fill_figures(spec, result, done, sum(fill_threads(c) for c in cmds))
+        result |= fill_figures(spec, result, *fill_marks(cmds))
     outputs = [c.log.read_text(errors="replace") for c in cmds] if result["tool"] == "wrk2" else []
     return result, Samples(result["tool"], wrk_parts=parts, wrk_outputs=outputs, duration_s=duration)
 

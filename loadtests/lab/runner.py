@@ -66,7 +66,8 @@ class RunConfig:
         self, scenario: str, rate: int | None = None, duration_s: int | None = None, tool: str | None = None
     ) -> LoadSpec:
         if scenario == "fill":
-            # k6 unless asked for by name (fill@wrk): wrk's fill costs a fraction of k6's CPU per key.
+            # k6 unless the caller asks for wrk (the scale benchmark): wrk's fill costs a fraction of
+            # k6's CPU per key, but marks its end in files on this machine (phase_spec).
             return LoadSpec(
                 "fill",
                 self.targets,

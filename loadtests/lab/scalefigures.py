@@ -9,6 +9,8 @@ import os
 import re
 from pathlib import Path
 
+import psutil
+
 from . import promtext
 
 UNITS = {"": 1, "k": 1000, "m": 1_000_000}
@@ -61,22 +63,17 @@ def short(n: int) -> str:
 def io_write_bytes(pid: int) -> int | None:
     """Bytes the process has caused to be written to storage (/proc/<pid>/io write_bytes)."""
     try:
-        for line in Path(f"/proc/{pid}/io").read_text().splitlines():
-            if line.startswith("write_bytes:"):
-                return int(line.split()[1])
-    except (OSError, ValueError):
-        pass
-    return None
+        return psutil.Process(pid).io_counters().write_bytes
+    except psutil.Error:
+        return None
 
 
 def rss_bytes(pid: int) -> int | None:
+    """The process's resident memory (VmRSS)."""
     try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) * 1024
-    except (OSError, ValueError):
-        pass
-    return None
+        return psutil.Process(pid).memory_info().rss
+    except psutil.Error:
+        return None
 
 
 def disk_bytes(path: Path, suffix: str = "") -> int:

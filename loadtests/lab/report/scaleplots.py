@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
 
-from . import fmt, plots, scaleview  # noqa: E402
+from . import fmt, plots  # noqa: E402
 
 Series = tuple[str, Callable[[dict], float | None]]
 
@@ -47,8 +47,8 @@ def figure(title: str, ylabel: str, rows: list[dict], series: list[Series], log_
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     drawn = 0
     for i, (name, get) in enumerate(series):
-        xs = [r["keys"] for r in rows if scaleview.finite(get(r))]
-        ys = [get(r) for r in rows if scaleview.finite(get(r))]
+        xs = [r["keys"] for r in rows if not fmt.missing(get(r))]
+        ys = [get(r) for r in rows if not fmt.missing(get(r))]
         if xs:
             ax.plot(xs, ys, marker="o", label=name, color=plots.colour(i))
             drawn += 1

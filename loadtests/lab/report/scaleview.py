@@ -3,8 +3,6 @@ every figure, the targets and whether each was met, and the figures against the 
 
 from __future__ import annotations
 
-import math
-
 from . import fmt
 
 MIB = 1024**2
@@ -37,17 +35,17 @@ def row(step: dict, value_size: int) -> dict:
         "settle_s": _get(fill, "settle", "settle_s", default=_get(step, "settle", "settle_s")),
         "write_amplification": fill.get("write_amplification"),
         "rocksdb_write_amplification": fill.get("rocksdb_write_amplification"),
-        "disk_write_mib": fill["disk_write_bytes"] / MIB if fill.get("disk_write_bytes") is not None else None,
-        "disk_mib": step["disk_bytes"] / MIB if step.get("disk_bytes") is not None else None,
+        "disk_write_mib": _mib(fill.get("disk_write_bytes")),
+        "disk_mib": _mib(step.get("disk_bytes")),
         "disk_after_fill_mib": _mib(_get(step, "disk_after_fill", "bytes")),
         "wal_after_fill_mib": _mib(_get(step, "disk_after_fill", "wal_bytes")),
         "values_mib": step["keys"] * value_size / MIB,
         "disk_per_value_byte": (
             step["disk_after_fill"]["bytes"] / (step["keys"] * value_size) if _get(step, "disk_after_fill", "bytes") is not None else None
         ),
-        "heap_used_mib": memory["heap_used"] / MIB if memory.get("heap_used") is not None else None,
-        "heap_max_mib": memory["heap_max"] / MIB if memory.get("heap_max") is not None else None,
-        "rss_mib": memory["rss"] / MIB if memory.get("rss") is not None else None,
+        "heap_used_mib": _mib(memory.get("heap_used")),
+        "heap_max_mib": _mib(memory.get("heap_max")),
+        "rss_mib": _mib(memory.get("rss")),
         "cgroup_current_mib": _mib(_get(memory, "cgroup", "current")),
         "cgroup_peak_mib": _mib(_get(memory, "cgroup", "peak")),
         "oom_kill": _get(memory, "cgroup", "oom_kill"),
@@ -131,7 +129,3 @@ def view(run: dict) -> dict | None:
         "limit_mib": memory["limit_bytes"] / MIB if memory.get("limit_bytes") else None,
         "plots": [],
     }
-
-
-def finite(v) -> bool:
-    return v is not None and not (isinstance(v, float) and math.isnan(v))
