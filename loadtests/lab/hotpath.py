@@ -13,7 +13,8 @@ from pathlib import Path
 from . import tools
 from .load import log
 from .onenode import JAR, Node, cpu_row, settle
-from .runner import Run, RunConfig
+from .runrecord import Run
+from .settings import RunConfig
 
 
 @dataclass

@@ -17,7 +17,9 @@ from pathlib import Path
 from . import defaults, healing, memlimit, promtext, scalefigures, tools
 from .load import FillIncomplete, log
 from .onenode import JAR, Node, cpu_row, settle
-from .runner import Run, RunConfig, warm_up
+from .runrecord import Run
+from .settings import RunConfig
+from .warmup import warm_up
 
 SCALE = defaults.read(Path(__file__).resolve().with_name("scale.env"))
 FILL_MARKER = ".kvlab-scale-filled"  # in the data directory: "<keys filled> <value size>"

@@ -36,7 +36,8 @@ from .. import healing, load, nodeseries, procstat, profiling, promtext, tools
 from ..faults import ScheduledFault
 from ..load import LoadSpec, log
 from ..loadseries import K6_CSV_ENV, Samples, k6_output_args
-from ..runner import Prepared, RunConfig
+from ..executor import Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics
+from ..settings import RunConfig
 from . import facts
 from .config import K8sConfig
 from .kubectl import (
@@ -132,7 +133,7 @@ class _Phase:
     started_at: str = ""
 
 
-class K8sExecutor:
+class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics):
     """The phases as Jobs in a namespace of the cluster, against a release of the chart."""
 
     name = "k8s"
@@ -275,7 +276,7 @@ class K8sExecutor:
         self, timeout: float = nodeseries.SCRAPE_TIMEOUT_S, parse: Callable[[str], dict[str, float]] = promtext.parse
     ) -> dict[str, dict[str, float] | str]:
         """Each pod's Prometheus page now (parsed with lab.promtext.parse, as the node sampler wants
-        it; see runner.LocalExecutor.node_metrics), by pod name,
+        it; see lab.executor.ReadsNodeMetrics), by pod name,
         or why a pod gave none; within about timeout seconds, whatever the pods do, and it never
         raises: a sampler may call it every second during a phase."""
         try:

@@ -9,7 +9,7 @@ import unittest
 from pathlib import Path
 
 from lab import __main__ as cli
-from lab import defaults, runner, tools
+from lab import defaults, settings, tools
 
 
 def knob_option(name: str) -> str:
@@ -34,12 +34,12 @@ class DefaultsFileTest(unittest.TestCase):
             self.assertIn("defaults.env:3", str(e.exception))
 
     def test_the_run_settings_take_their_defaults_from_the_file(self):
-        cfg = runner.RunConfig(targets=[], pids=[])
+        cfg = settings.RunConfig(targets=[], pids=[])
         self.assertEqual(defaults.integer("RATE"), cfg.rate)
         self.assertEqual(defaults.seconds("WARMUP"), cfg.warmup_s)
         self.assertEqual(defaults.items("PHASES"), cfg.phases)
         self.assertEqual(defaults.items("EVENTS"), cfg.events)
-        sat = runner.Saturation()
+        sat = settings.Saturation()
         self.assertEqual((defaults.text("SEARCH"), defaults.integer("SEARCH_STEPS")), (sat.scenario, sat.max_steps))
 
 

@@ -20,7 +20,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import faults, isolation, load, profiling, recovery, runner
+from lab import faults, isolation, load, local, profiling, recovery, runrecord, settings
+from lab.scenarios import faults as fault_scenario
 from lab.tests.test_lab import FakeExecutor
 
 
@@ -184,12 +185,12 @@ def load_url(url: str) -> bytes:
 class LocalExecutorFaultsTest(unittest.TestCase):
     def setUp(self):
         self.dir = Path(tempfile.mkdtemp())
-        self.cfg = runner.RunConfig(
+        self.cfg = settings.RunConfig(
             targets=["http://127.0.0.1:8280", "http://127.0.0.1:8281", "http://127.0.0.1:8282"],
             pids=[11, 22, 33],
             pid_files=[self.dir / f"n{i}.pid" for i in range(3)],
         )
-        self.executor = runner.LocalExecutor(self.cfg)
+        self.executor = local.LocalExecutor(self.cfg)
 
     def test_a_node_started_again_is_followed_for_the_rest_of_the_run(self):
         kill = self.executor.fault("kill", -1, 20, 15)
@@ -458,7 +459,7 @@ class RecoveryTest(unittest.TestCase):
     def test_a_phase_without_a_time_series_gets_null_and_why(self):
         with tempfile.TemporaryDirectory() as tmp:
             record = {"dir": "phases/04-faults", "spec": {"rate": 100}, "faults": [{"began_at_s": 1.0, "ended_at_s": 2.0}]}
-            runner.add_recovery(Path(tmp), record)
+            fault_scenario.add_recovery(Path(tmp), record)
             self.assertIsNone(record["faults"][0]["recovery"])
             self.assertIn("no time series", record["faults"][0]["recovery_why"])
 
@@ -506,7 +507,7 @@ class FaultsExecutor(FakeExecutor):
 
 
 class FaultsCommandTest(unittest.TestCase):
-    def plan_of(self, *argv: str) -> runner.FaultPlan:
+    def plan_of(self, *argv: str) -> settings.FaultPlan:
         from lab import __main__ as cli
 
         seen = {}
@@ -515,7 +516,7 @@ class FaultsCommandTest(unittest.TestCase):
             seen["plan"] = plan
             raise SystemExit(0)
 
-        with mock.patch.object(runner, "run_faults", run_faults), self.assertRaises(SystemExit):
+        with mock.patch.object(fault_scenario, "run_faults", run_faults), self.assertRaises(SystemExit):
             cli.main(["faults", "--targets", "http://127.0.0.1:1", *argv])
         return seen["plan"]
 
@@ -531,7 +532,7 @@ class FaultsCommandTest(unittest.TestCase):
         from lab import __main__ as cli
 
         err = io.StringIO()
-        with mock.patch("sys.stderr", err), mock.patch.object(runner, "run_faults") as run, self.assertRaises(SystemExit) as e:
+        with mock.patch("sys.stderr", err), mock.patch.object(fault_scenario, "run_faults") as run, self.assertRaises(SystemExit) as e:
             cli.main(["faults", "--targets", "http://127.0.0.1:1", "--faults", "kill@20"])
         self.assertEqual(2, e.exception.code)
         run.assert_not_called()
@@ -541,15 +542,15 @@ class FaultsCommandTest(unittest.TestCase):
 class FaultScenarioTest(unittest.TestCase):
     def run_with(self, executor, plan) -> dict:
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = runner.RunConfig(
+            cfg = settings.RunConfig(
                 targets=["http://127.0.0.1:8280"], pids=[], rate=100, warmup_s=20, events=["cpu"], reports_dir=Path(tmp)
             )
-            with mock.patch.object(runner.Run, "finish", lambda run: json.loads((run.dir / "run.json").read_text())):
-                return runner.run_faults(cfg, plan, executor)
+            with mock.patch.object(runrecord.Run, "finish", lambda run: json.loads((run.dir / "run.json").read_text())):
+                return fault_scenario.run_faults(cfg, plan, executor)
 
     def test_fill_warm_up_then_one_mixed_phase_with_the_faults_and_their_recovery(self):
         executor = FaultsExecutor(cutoff_why="")
-        doc = self.run_with(executor, runner.FaultPlan(faults.parse_schedule("kill@20+15,pause:n0@70+15,cutoff@120+15"), True, 30))
+        doc = self.run_with(executor, settings.FaultPlan(faults.parse_schedule("kill@20+15,pause:n0@70+15,cutoff@120+15"), True, 30))
         self.assertTrue(executor.cleaned, "what an earlier run left is removed first")
         self.assertEqual(
             [("fill", "fill", 900), ("warm-up mixed", "mixed", 10), ("warm-up mixed on new connections", "mixed", 10),
@@ -569,7 +570,7 @@ class FaultScenarioTest(unittest.TestCase):
 
     def test_the_default_schedule_leaves_out_what_this_machine_cannot_do_and_says_why(self):
         executor = FaultsExecutor()
-        doc = self.run_with(executor, runner.FaultPlan(faults.parse_schedule("kill@20+15,pause@70+15,cutoff@120+15"), given=False))
+        doc = self.run_with(executor, settings.FaultPlan(faults.parse_schedule("kill@20+15,pause@70+15,cutoff@120+15"), given=False))
         self.assertEqual("kill@20+15,pause@70+15", doc["config"]["faults"])
         self.assertEqual(
             [{"fault": "cutoff@120+15", "why": "cannot cut node n2 off: cutting a node off needs root"}],
@@ -580,20 +581,20 @@ class FaultScenarioTest(unittest.TestCase):
     def test_a_fault_asked_for_that_cannot_be_made_stops_the_run_before_any_phase(self):
         executor = FaultsExecutor()
         with self.assertRaises(SystemExit) as e:
-            self.run_with(executor, runner.FaultPlan(faults.parse_schedule("kill@5+5,cutoff@20+5")))
+            self.run_with(executor, settings.FaultPlan(faults.parse_schedule("kill@5+5,cutoff@20+5")))
         self.assertIn("needs root", str(e.exception))
         self.assertEqual([], executor.specs)
 
     def test_an_executor_without_faults_is_refused(self):
         with self.assertRaises(SystemExit) as e:
-            self.run_with(FakeExecutor(), runner.FaultPlan(faults.parse_schedule("pause@5+5")))
+            self.run_with(FakeExecutor(), settings.FaultPlan(faults.parse_schedule("pause@5+5")))
         self.assertIn("cannot make faults", str(e.exception))
 
     def test_a_killed_node_is_recorded_with_every_pid_it_had(self):
         executor = FaultsExecutor(cutoff_why="")
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = runner.RunConfig(targets=["http://127.0.0.1:8280"], pids=[], reports_dir=Path(tmp))
-            run = runner.Run(cfg, "faults", executor=executor)
+            cfg = settings.RunConfig(targets=["http://127.0.0.1:8280"], pids=[], reports_dir=Path(tmp))
+            run = runrecord.Run(cfg, "faults", executor=executor)
             executor.nodes[2].pid = 555
             run.save()
             nodes = json.loads((run.dir / "run.json").read_text())["nodes"]

@@ -14,7 +14,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import check, faults, healing, load, report, runner
+from lab import check, faults, healing, load, local, report, runrecord, settings
+from lab.scenarios import phases as phase_scenario
 from lab.tests.test_lab import FakeExecutor, write_run
 
 PAGE = """# HELP kvlab_hints_written_total Hints kept of writes peers missed
@@ -253,12 +254,12 @@ class OutageExecutor(FakeExecutor):
 class OutagePhaseTest(unittest.TestCase):
     def run_with(self, phases, executor):
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = runner.RunConfig(
+            cfg = settings.RunConfig(
                 targets=["http://127.0.0.1:1"], pids=[], phases=phases, duration_s=30, warmup_s=0, events=["cpu"],
                 reports_dir=Path(tmp), heal_timeout_s=77,
             )
-            with mock.patch.object(runner.Run, "finish", lambda run: json.loads((run.dir / "run.json").read_text())):
-                return runner.run_phases(cfg, executor)
+            with mock.patch.object(runrecord.Run, "finish", lambda run: json.loads((run.dir / "run.json").read_text())):
+                return phase_scenario.run_phases(cfg, executor)
 
     def test_the_outage_runs_the_mixed_load_freezes_the_middle_third_and_records_the_heal(self):
         executor = OutageExecutor()
@@ -282,8 +283,8 @@ class OutagePhaseTest(unittest.TestCase):
 
     def test_outage_takes_no_tool(self):
         with self.assertRaises(SystemExit):
-            runner.phase_spec("outage@wrk")
-        self.assertEqual(("outage", None), runner.phase_spec("outage"))
+            phase_scenario.phase_spec("outage@wrk")
+        self.assertEqual(("outage", None), phase_scenario.phase_spec("outage"))
 
     def test_phases_without_counters_record_none(self):
         executor = FakeExecutor()
@@ -291,13 +292,13 @@ class OutagePhaseTest(unittest.TestCase):
         self.assertIsNone(doc["phases"][0]["healing"])
 
     def test_the_local_executor_needs_two_nodes_and_their_pids_to_freeze_one(self):
-        cfg = runner.RunConfig(targets=["http://127.0.0.1:8280"], pids=[1])
+        cfg = settings.RunConfig(targets=["http://127.0.0.1:8280"], pids=[1])
         with self.assertRaises(SystemExit):
-            runner.LocalExecutor(cfg).fault("pause", -1, 1, 1)
-        cfg = runner.RunConfig(targets=["http://127.0.0.1:8280", "http://127.0.0.1:8281"], pids=[11, 22])
-        f = runner.LocalExecutor(cfg).fault("pause", -1, 3, 4)
+            local.LocalExecutor(cfg).fault("pause", -1, 1, 1)
+        cfg = settings.RunConfig(targets=["http://127.0.0.1:8280", "http://127.0.0.1:8281"], pids=[11, 22])
+        f = local.LocalExecutor(cfg).fault("pause", -1, 3, 4)
         self.assertEqual(("n1", 22, 3, 4), (f.node, f.pid, f.at_s, f.for_s))
-        self.assertEqual({"n0": "http://127.0.0.1:9280", "n1": "http://127.0.0.1:9281"}, runner.LocalExecutor(cfg).management())
+        self.assertEqual({"n0": "http://127.0.0.1:9280", "n1": "http://127.0.0.1:9281"}, local.LocalExecutor(cfg).management())
 
 
 def healing_of(written: float, replayed: float, pending: float = 0.0, **more) -> dict:

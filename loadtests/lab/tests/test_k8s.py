@@ -15,7 +15,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import healing, profiling, promtext, report, runner, tools
+from lab import healing, profiling, promtext, report, runrecord, settings, tools
+from lab.scenarios import phases as phase_scenario
 from lab.k8s import K8sConfig, executor, facts, kubectl, management, manifests, outputs, podfaults
 from lab.tests.test_healing import PAGE
 from lab.tests.test_lab import latency, write_run
@@ -268,12 +269,12 @@ class ParsingTest(unittest.TestCase):
             outputs.container_cpu_seconds("cat: no such file")
 
     def test_phases_may_name_their_tool(self):
-        self.assertEqual(runner.phase_spec("get"), ("get", None))
-        self.assertEqual(runner.phase_spec("get@wrk"), ("get", "wrk"))
+        self.assertEqual(phase_scenario.phase_spec("get"), ("get", None))
+        self.assertEqual(phase_scenario.phase_spec("get@wrk"), ("get", "wrk"))
         for bad in ("nap", "get@ab", "mixed@wrk", "fill@wrk"):
             with self.assertRaises(SystemExit):
-                runner.phase_spec(bad)
-        cfg = runner.RunConfig(targets=["http://x"], pids=[], tool="k6")
+                phase_scenario.phase_spec(bad)
+        cfg = settings.RunConfig(targets=["http://x"], pids=[], tool="k6")
         self.assertEqual(cfg.spec("get", tool="wrk").tool, "wrk")
         self.assertEqual(cfg.spec("mixed").tool, "k6")
 
@@ -652,7 +653,7 @@ class ExecutorFaultsTest(unittest.TestCase):
         self.ex = fault_executor(self.fake, self.pods)
 
     def test_the_outage_pauses_the_last_pod(self):
-        f = runner.Run.outage(mock.Mock(executor=self.ex), 10, 10)
+        f = runrecord.Run.outage(mock.Mock(executor=self.ex), 10, 10)
         self.assertIsInstance(f, podfaults.PodPause)
         self.assertEqual((f.node, f.at_s, f.for_s), ("kvlab-2", 10, 10))
 
@@ -822,7 +823,7 @@ class ImportsTest(unittest.TestCase):
         self.assertIn("lab.k8s.executor", graph["lab.k8s"])
         inside = lambda m: m.startswith("lab.k8s")  # noqa: E731
         outside = {m for m, edges in graph.items() if not inside(m) and any(inside(e) for e in edges)}
-        self.assertEqual(outside, {"lab.__main__"})
+        self.assertEqual(outside, {"lab.options"})
 
 
 class K8sReportTest(unittest.TestCase):

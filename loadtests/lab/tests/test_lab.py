@@ -13,8 +13,11 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
-from lab import envinfo, flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runner, tools
-from lab.__main__ import _duration, main
+from lab import envinfo, flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runrecord, settings, tools
+from lab.scenarios import phases as phase_scenario
+from lab.__main__ import main
+from lab.executor import Prepared
+from lab.options import duration as _duration
 from lab.report import flames
 
 
@@ -400,11 +403,11 @@ KVLAB-WRK-JSON {"scenario":"get","requests":15007,"duration_s":5.006739,"bytes_r
         self.assertEqual(load.wrk_args(many, False, 2)[1]["WRK_THREADS"], "4")
 
     def test_a_timed_phase_gives_up_on_a_request_after_the_timeout_the_fill_does_not(self):
-        cfg = runner.RunConfig(targets=["http://a"], pids=[], request_timeout_s=2)
+        cfg = settings.RunConfig(targets=["http://a"], pids=[], request_timeout_s=2)
         self.assertEqual("2s", load.k6_env(cfg.spec("get"))["REQUEST_TIMEOUT"])
         self.assertIn("--timeout=2s", load.wrk_args(cfg.spec("get", tool="wrk"), True)[0])
         self.assertNotIn("REQUEST_TIMEOUT", load.k6_env(cfg.spec("fill")))
-        self.assertEqual(1, runner.RunConfig(targets=[], pids=[]).request_timeout_s, "the default")
+        self.assertEqual(1, settings.RunConfig(targets=[], pids=[]).request_timeout_s, "the default")
 
     def test_wrk_output_becomes_a_result(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -480,7 +483,7 @@ class FakeExecutor:
 
     def prepare(self, spec, out, label):
         self.specs.append((label, spec))
-        return runner.Prepared(spec, out, label, 0.0)
+        return Prepared(spec, out, label, 0.0)
 
     def run(self, prepared, status=None):
         result = {"achieved_rate": prepared.spec.rate or 0, "requested_rate": prepared.spec.rate, "latency": {}}
@@ -497,12 +500,12 @@ class WarmUpTest(unittest.TestCase):
     def run_with(self, phases: list[str], warmup_s: int = 60) -> list:
         executor = FakeExecutor()
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = runner.RunConfig(
+            cfg = settings.RunConfig(
                 targets=["http://127.0.0.1:1"], pids=[], phases=phases, duration_s=30,
                 warmup_s=warmup_s, events=[], reports_dir=Path(tmp),
             )
-            with mock.patch.object(runner.Run, "finish", lambda run: run.dir):
-                runner.run_phases(cfg, executor)
+            with mock.patch.object(runrecord.Run, "finish", lambda run: run.dir):
+                phase_scenario.run_phases(cfg, executor)
         return [(label, spec.scenario, spec.tool, spec.duration_s) for label, spec in executor.specs]
 
     def test_each_scenario_runs_first_unmeasured_once_ending_on_new_connections(self):

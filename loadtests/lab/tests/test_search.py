@@ -9,7 +9,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import load, runner
+from lab import load, runrecord, settings
+from lab.scenarios import phases as phase_scenario
 from lab.tests.test_lab import FakeExecutor
 
 
@@ -32,20 +33,20 @@ class CapacityExecutor(FakeExecutor):
         return load.PhaseRun(result, {}, [], [0], "", "")
 
 
-def run_with(executor, phases, search: runner.Saturation | None, warmup_s: int = 0) -> dict:
+def run_with(executor, phases, search: settings.Saturation | None, warmup_s: int = 0) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
-        cfg = runner.RunConfig(
+        cfg = settings.RunConfig(
             targets=["http://127.0.0.1:1"], pids=[], phases=phases, duration_s=30, warmup_s=warmup_s, events=["cpu"],
             reports_dir=Path(tmp), search=search,
         )
-        with mock.patch.object(runner.Run, "finish", lambda run: json.loads((run.dir / "run.json").read_text())):
-            return runner.run_phases(cfg, executor)
+        with mock.patch.object(runrecord.Run, "finish", lambda run: json.loads((run.dir / "run.json").read_text())):
+            return phase_scenario.run_phases(cfg, executor)
 
 
 class SearchTest(unittest.TestCase):
     def test_a_fixed_rate_run_ends_with_a_short_search_whose_steps_are_marked_and_not_profiled(self):
         executor = CapacityExecutor(capacity=3000)
-        doc = run_with(executor, ["put", "get"], runner.Saturation("get", 1000, 2.0, max_steps=5, step_duration_s=7))
+        doc = run_with(executor, ["put", "get"], settings.Saturation("get", 1000, 2.0, max_steps=5, step_duration_s=7))
         steps = [p for p in doc["phases"] if p.get("saturation_step")]
         self.assertEqual(["get@1000", "get@2000", "get@4000"], [p["label"] for p in steps])
         self.assertTrue(all(p["profiles"] == [] and p["spec"]["duration_s"] == 7 for p in steps))
@@ -55,13 +56,13 @@ class SearchTest(unittest.TestCase):
         self.assertEqual([True, True, False], [s["ok"] for s in sat["steps"]])
 
     def test_a_search_whose_first_rate_fails_steps_down_until_one_holds(self):
-        doc = run_with(CapacityExecutor(capacity=300), ["get"], runner.Saturation("get", 1000, 2.0, max_steps=6))
+        doc = run_with(CapacityExecutor(capacity=300), ["get"], settings.Saturation("get", 1000, 2.0, max_steps=6))
         sat = doc["saturation"]
         self.assertEqual([1000, 500, 250], [s["rate"] for s in sat["steps"]])
         self.assertEqual(250, sat["max_sustainable_rate"])
 
     def test_the_step_limit_ends_a_search_that_never_fails(self):
-        doc = run_with(CapacityExecutor(capacity=10**9), ["get"], runner.Saturation("get", 1000, 1.5, max_steps=3))
+        doc = run_with(CapacityExecutor(capacity=10**9), ["get"], settings.Saturation("get", 1000, 1.5, max_steps=3))
         self.assertEqual(3, len(doc["saturation"]["steps"]))
         self.assertEqual("reached the step limit (3 steps)", doc["saturation"]["stop_reason"])
 
@@ -72,11 +73,11 @@ class SearchTest(unittest.TestCase):
 
     def test_a_search_of_a_load_the_phases_did_not_warm_warms_it_first(self):
         executor = CapacityExecutor(capacity=3000)
-        run_with(executor, ["put"], runner.Saturation("get", 1000, 2.0, max_steps=1), warmup_s=20)
+        run_with(executor, ["put"], settings.Saturation("get", 1000, 2.0, max_steps=1), warmup_s=20)
         labels = [label for label, _ in executor.specs]
         self.assertLess(labels.index("warm-up get@1000"), labels.index("get@1000"))
         executor = CapacityExecutor(capacity=3000)
-        run_with(executor, ["get"], runner.Saturation("get", 1000, 2.0, max_steps=1), warmup_s=20)
+        run_with(executor, ["get"], settings.Saturation("get", 1000, 2.0, max_steps=1), warmup_s=20)
         self.assertNotIn("warm-up get@1000", [label for label, _ in executor.specs], "get warmed it")
 
 

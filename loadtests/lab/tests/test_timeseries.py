@@ -1,7 +1,7 @@
 """Self-tests of a phase's time series and .hgrm files: k6's per-request CSV and wrk's per-second
 counts read into seconds and HdrHistograms (lab.loadseries, lab.hdr), the nodes' Prometheus pages
 sampled into per-interval figures and RocksDB events (lab.promtext, lab.nodeseries), the files a
-phase writes (lab.timeseries), and their place in the phase record (lab.runner). The k6 output and
+phase writes (lab.timeseries), and their place in the phase record (lab.phase). The k6 output and
 the Prometheus page are recorded from a real k6 and a real node (fixtures/)."""
 
 from __future__ import annotations
@@ -17,7 +17,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import hdr, load, loadseries, nodeseries, promtext, runner, timeseries
+from lab import hdr, load, loadseries, nodeseries, promtext, runrecord, settings, timeseries
+from lab.scenarios import phases as phase_scenario
+from lab.executor import Prepared
 from lab.loadseries import K6Reader, Samples
 from lab.tests.test_lab import FakeExecutor
 
@@ -315,7 +317,7 @@ class SeriesExecutor(FakeExecutor):
         self.scrapes = 0
 
     def prepare(self, spec, out, label):
-        return runner.Prepared(spec, out, label, time.monotonic())
+        return Prepared(spec, out, label, time.monotonic())
 
     def node_metrics(self):
         self.scrapes += 1
@@ -334,11 +336,11 @@ class SeriesExecutor(FakeExecutor):
 class RunPhaseTest(unittest.TestCase):
     def test_a_phase_record_names_its_time_series_and_hgrm(self):
         with tempfile.TemporaryDirectory() as tmp:
-            cfg = runner.RunConfig(targets=["http://127.0.0.1:1"], pids=[], phases=["get"], duration_s=2,
+            cfg = settings.RunConfig(targets=["http://127.0.0.1:1"], pids=[], phases=["get"], duration_s=2,
                                    warmup_s=0, events=[], reports_dir=Path(tmp))
             executor = SeriesExecutor()
-            with mock.patch.object(runner.Run, "finish", lambda run: run.dir):
-                run_dir = runner.run_phases(cfg, executor)
+            with mock.patch.object(runrecord.Run, "finish", lambda run: run.dir):
+                run_dir = phase_scenario.run_phases(cfg, executor)
             record = json.loads((run_dir / "run.json").read_text())["phases"][0]
             self.assertEqual(record["timeseries"], "phases/01-get/timeseries.json")
             self.assertEqual(record["hgrm"], "phases/01-get/latency.hgrm")

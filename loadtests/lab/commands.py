@@ -1,0 +1,204 @@
+"""python -m lab's commands: one parser builder each, and the dispatch to the one asked for.
+A scenario's command (run, saturate, faults, ...) comes from lab.scenarios.SCENARIOS."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from urllib.parse import urlparse
+
+from . import options, tools
+from .scenarios import SCENARIOS, Scenario
+
+
+def report_written(out: Path) -> int:
+    """A run's end: where its report is; the command's exit code."""
+    print(f"report: {tools.rel(out / 'report.html')} and {tools.rel(out / 'report.md')}")
+    return 0
+
+
+def add_scenario(sub, scenario: Scenario) -> None:
+    p = sub.add_parser(scenario.command, help=scenario.help, epilog=scenario.epilog or None)
+    options.add_run_options(p)
+    scenario.add_options(p)
+    options.accept_every_knob(p)
+    p.set_defaults(handler=lambda a: report_written(scenario.main(a)))
+
+
+def add_cleanup_faults(sub) -> None:
+    p = sub.add_parser("cleanup-faults", help="remove the firewall table and cgroup a cut-off leaves when its run is killed")
+    p.add_argument("--targets", type=options.items, required=True, help="the nodes' base URLs, comma-separated")
+    p.set_defaults(handler=lambda a: cleanup_faults(a.targets))
+
+
+def cleanup_faults(targets: list[str]) -> int:
+    """What a killed run leaves of a cut-off on these nodes' ports; nothing to do without the means to cut."""
+    from . import isolation
+
+    if isolation.unavailable():
+        return 0
+    failed = False
+    for t in targets:
+        key = str(urlparse(t).port)
+        if isolation.leftover(key):
+            errors = isolation.release(key, None)
+            print(f"removed the cut-off of port {key}" + (f": {'; '.join(errors)}" if errors else ""), file=sys.stderr)
+            failed |= bool(errors)
+    return 1 if failed else 0
+
+
+def add_hotpath(sub) -> None:
+    from .hotpath import HotpathConfig, run_hotpath
+
+    H = HotpathConfig()
+    p = sub.add_parser("hotpath", help="one node of its own, GET 10k/s and 20k/s and PUT 15k/s against its no-op route: CPU per request")
+    p.add_argument("--jar", type=Path, default=H.jar)
+    p.add_argument("--java-options", default=H.java_options, help=f"({H.java_options})")
+    p.add_argument("--port", type=int, default=H.port, help=f"({H.port})")
+    p.add_argument("--data", type=Path, default=None, help="a data directory to keep and reuse (filled once); default: a temporary one")
+    p.add_argument("--keys", type=int, default=H.keys, help=f"({H.keys})")
+    p.add_argument("--value-size", type=int, default=H.value_size, help=f"({H.value_size})")
+    p.add_argument("--get-rates", type=lambda s: tuple(int(r) for r in options.items(s)), default=H.get_rates,
+                   help=f"GET rates, each measured beside the no-op route at that rate ({','.join(map(str, H.get_rates))})")
+    p.add_argument("--put-rate", type=int, default=H.put_rate, help=f"({H.put_rate})")
+    p.add_argument("--duration", type=options.duration, default=H.duration_s, help=f"each measured phase ({H.duration_s}s)")
+    p.add_argument("--warmup", type=options.duration, default=H.warmup_s,
+                   help=f"each phase first runs this long unmeasured: the JIT compiles ({H.warmup_s}s)")
+    p.add_argument("--connections", type=int, default=H.connections, help=f"({H.connections})")
+    p.add_argument("--tool", choices=["k6", "wrk"], default=H.tool,
+                   help=f"wrk (the lighter generator, wrk2 when installed) or k6 ({H.tool})")
+    p.add_argument("--flamegraphs", action="store_true", help="also profile GET and PUT (cpu, alloc)")
+    p.add_argument("--name", default=H.name)
+    p.add_argument("--reports-dir", type=Path, default=H.reports_dir)
+    p.add_argument("--compare", type=Path, default=None)
+
+    def run(a: argparse.Namespace) -> int:
+        given = {k: v for k, v in vars(a).items() if k in HotpathConfig.__dataclass_fields__}
+        given |= {"duration_s": a.duration, "warmup_s": a.warmup}
+        return report_written(run_hotpath(HotpathConfig(**given)))
+
+    p.set_defaults(handler=run)
+
+
+def add_scale(sub) -> None:
+    from . import scale, scalefigures
+
+    C = scale.ScaleConfig()
+    p = sub.add_parser(
+        "scale",
+        help="one node of its own with the Helm chart's memory limit, filled in steps to each size: "
+        "fill rate, write amplification, GET/PUT p99 and CPU, memory, disk, block-cache hit rates",
+    )
+
+    def sizes(text: str) -> list[int]:
+        try:
+            return scalefigures.parse_sizes(text)
+        except ValueError as e:
+            raise argparse.ArgumentTypeError(str(e)) from e
+
+    p.add_argument("--sizes", type=sizes, default=C.sizes,
+                   help=f"key counts to fill to in steps, each adding to the last (k, M): {scale.SCALE['SIZES']}")
+    p.add_argument("--rate", type=int, default=C.rate, help=f"requests/s of status, get and put ({C.rate})")
+    p.add_argument("--duration", type=options.duration, default=C.duration_s, help=f"each measured phase ({C.duration_s} s)")
+    p.add_argument("--warmup", type=options.duration, default=C.warmup_s, help=f"each scenario's warm-up at every size ({C.warmup_s} s)")
+    p.add_argument("--value-size", type=int, default=C.value_size)
+    p.add_argument("--memory-limit", default=C.memory_limit, help="helm (the chart's resources.limits.memory), none, or a size like 2Gi")
+    p.add_argument("--port", type=int, default=C.port)
+    p.add_argument("--data", type=Path, default=None, help="a data directory to keep and reuse: only the keys it lacks are filled")
+    p.add_argument("--keep-data", action="store_true", help="keep the data directory of this run")
+    p.add_argument("--jar", type=Path, default=C.jar)
+    p.add_argument("--name", default=C.name)
+    p.add_argument("--reports-dir", type=Path, default=C.reports_dir)
+    p.add_argument("--compare", type=Path, default=None)
+
+    def run(a: argparse.Namespace) -> int:
+        out, survived = scale.run_scale(
+            scale.ScaleConfig(
+                sizes=a.sizes, rate=a.rate, duration_s=a.duration, warmup_s=a.warmup, value_size=a.value_size,
+                memory_limit=a.memory_limit, port=a.port, data=a.data, keep_data=a.keep_data, jar=a.jar,
+                name=a.name, reports_dir=a.reports_dir, compare=a.compare,
+            )
+        )
+        report_written(out)
+        if not survived:
+            print("scale: the node did not survive or a fill did not store every key (see the report)", file=sys.stderr)
+            return 1
+        return 0
+
+    p.set_defaults(handler=run)
+
+
+def add_report(sub) -> None:
+    p = sub.add_parser("report", help="(re)write report.md and report.html of a run directory")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--compare", type=Path, default=None)
+
+    def run(a: argparse.Namespace) -> int:
+        from . import report
+
+        report.generate(a.run_dir, a.compare)
+        return 0
+
+    p.set_defaults(handler=run)
+
+
+def add_check(sub) -> None:
+    from . import check
+
+    p = sub.add_parser("check", help="check that a run's report has every part; exit 1 if not")
+    p.add_argument("run_dir", type=Path)
+    p.set_defaults(handler=lambda a: check.main(a.run_dir))
+
+
+def add_target_rate(sub) -> None:
+    from . import replication_cost
+
+    p = sub.add_parser("target-rate", help="print SHARE %% of the rate a one-node saturation search sustained")
+    p.add_argument("run_dir", type=Path)
+    p.add_argument("--share", type=float, default=40, help="percent of one node's rate (40)")
+
+    def run(a: argparse.Namespace) -> int:
+        rate = replication_cost.one_node_rate(replication_cost.load(a.run_dir))
+        if rate is None:
+            print(f"{a.run_dir}: one node met the SLO at no step of its search", file=sys.stderr)
+            return 1
+        print(replication_cost.target_rate(rate, a.share))
+        return 0
+
+    p.set_defaults(handler=run)
+
+
+def add_replication_cost(sub) -> None:
+    from . import replication_cost
+
+    p = sub.add_parser(
+        "replication-cost",
+        help="the replication-cost verdict: one-node searches and cluster runs -> summary.md, summary.json",
+    )
+    p.add_argument("run_dirs", type=Path, nargs="+")
+    p.add_argument("--share", type=float, default=40, help="percent of one node's rate (40)")
+    p.add_argument("--out", type=Path, required=True)
+
+    def run(a: argparse.Namespace) -> int:
+        out = replication_cost.write(replication_cost.summarize(a.run_dirs, a.share), a.out)
+        print((out / "summary.md").read_text(), end="")
+        print(f"summary: {tools.rel(out / 'summary.md')}")
+        return 0
+
+    p.set_defaults(handler=run)
+
+
+def parser(description: str) -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m lab", description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    for scenario in SCENARIOS.values():
+        add_scenario(sub, scenario)
+    for add in (add_cleanup_faults, add_hotpath, add_scale, add_report, add_check, add_target_rate, add_replication_cost):
+        add(sub)
+    return p
+
+
+def dispatch(a: argparse.Namespace) -> int:
+    """Runs the command parsed; its exit code."""
+    return a.handler(a)
