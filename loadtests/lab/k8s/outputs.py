@@ -1,5 +1,5 @@
 """What a phase's load generator pods leave: their logs (job.sh's KVLAB-JOB lines), one result
-merged from the k6 pods' summaries, the table of the pods, and a container's CPU time from its cgroup."""
+merged from the k6 pods' summaries, and the table of the pods."""
 
 from __future__ import annotations
 
@@ -76,18 +76,6 @@ def parse_job_log(text: str, index: int) -> PodOutput:
         except (ValueError, OSError, EOFError) as e:
             out.samples_note = f"its samples could not be read: {e}"
     return out
-
-
-def container_cpu_seconds(text: str) -> float:
-    """CPU seconds of a container from its cgroup: cgroup v2's cpu.stat (usage_usec) or v1's
-    cpuacct.usage (nanoseconds)."""
-    m = re.search(r"^usage_usec (\d+)$", text, re.M)
-    if m:
-        return int(m.group(1)) / 1e6
-    text = text.strip()
-    if text.isdigit():
-        return int(text) / 1e9
-    raise ValueError(f"no CPU usage in {text[:80]!r}")
 
 
 def merge_k6(parts: list[dict]) -> dict:

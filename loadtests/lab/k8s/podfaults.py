@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..faults import ScheduledFault
+from ..load import log
 from .kubectl import Kubectl, ready, restarts
 
 # Signals the node's JVM, found by its name among the pod's processes (the sidecar has no java),
@@ -137,3 +138,33 @@ class PodKill(ScheduledFault):
             if self.clock() >= deadline:
                 raise RuntimeError(f"pod {self.node} not ready {self.ready_timeout_s:.0f} s after the kill ({seen})")
             self.sleep(1.0)
+
+
+def make(kubectl: Kubectl, pods: list[dict], kind: str, index: int, at_s: float, for_s: float) -> ScheduledFault:
+    """A fault of pod index (-1: the last), at_s into the phase's load, for for_s; not started.
+    Refused (SystemExit) before the run when the cluster or the release cannot have it."""
+    if len(pods) < 2:
+        raise SystemExit("faults need two pods or more")
+    if not -len(pods) <= index < len(pods):
+        raise SystemExit(f"no pod {index} for a {kind} fault: the release has {len(pods)}")
+    pod = pods[index]
+    name = pod["metadata"]["name"]
+    sidecar = SIDECAR in [c["name"] for c in pod["spec"]["containers"]]
+    if kind == "pause":
+        if not sidecar:
+            raise SystemExit(
+                f"pod {name} has no profiler sidecar, which pauses the JVM: install the chart with "
+                "--set profiler.enabled=true (make k8s-up does)"
+            )
+        allowed = liveness_allows_s(pod)
+        if for_s >= allowed:
+            log(
+                f"warning: a pause of {for_s:.0f} s is longer than pod {name}'s liveness probe allows "
+                f"({allowed:.0f} s): the kubelet may restart its container"
+            )
+        return PodPause(name, at_s, for_s, kubectl=kubectl)
+    if kind == "kill":
+        return PodKill(name, at_s, for_s, kubectl=kubectl, sidecar=sidecar)
+    if kind == "cutoff":
+        raise SystemExit(CUTOFF_REFUSED)
+    raise SystemExit(f"the k8s executor cannot make a {kind} fault")

@@ -17,7 +17,7 @@ from unittest import mock
 
 from lab import healing, profiling, promtext, report, runrecord, settings, tools
 from lab.scenarios import phases as phase_scenario
-from lab.k8s import K8sConfig, executor, facts, kubectl, management, manifests, outputs, podfaults
+from lab.k8s import K8sConfig, cpu, executor, facts, kubectl, management, manifests, outputs, podfaults, podprofiling, release
 from lab.tests.test_healing import PAGE
 from lab.tests.test_lab import latency, write_run
 
@@ -263,10 +263,10 @@ class ParsingTest(unittest.TestCase):
         self.assertEqual(kubectl.why_waiting(creating), "")
 
     def test_cgroup_cpu(self):
-        self.assertAlmostEqual(outputs.container_cpu_seconds("usage_usec 2500000\nuser_usec 1\n"), 2.5)
-        self.assertAlmostEqual(outputs.container_cpu_seconds("1500000000\n"), 1.5)
+        self.assertAlmostEqual(cpu.container_cpu_seconds("usage_usec 2500000\nuser_usec 1\n"), 2.5)
+        self.assertAlmostEqual(cpu.container_cpu_seconds("1500000000\n"), 1.5)
         with self.assertRaises(ValueError):
-            outputs.container_cpu_seconds("cat: no such file")
+            cpu.container_cpu_seconds("cat: no such file")
 
     def test_phases_may_name_their_tool(self):
         self.assertEqual(phase_scenario.phase_spec("get"), ("get", None))
@@ -327,11 +327,11 @@ class PodProfilingTest(unittest.TestCase):
     def test_runs_profile_pod_sh_and_keeps_its_graph_under_the_usual_name(self):
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp)
-            prof = executor.PodProfiling([profiling.Node("kvlab-1", 0, "")], [], out, namespace="ns", kubectl="kubectl")
+            prof = podprofiling.PodProfiling([profiling.Node("kvlab-1", 0, "")], [], out, namespace="ns", kubectl="kubectl")
             path = out / "kvlab-1-cpu.html"
             argv, _ = prof.command(prof.nodes[0], "cpu", 4.0, path)
             self.assertEqual(argv[:3], ["env", "K8S_NAMESPACE=ns", "KUBECTL=kubectl"])
-            self.assertEqual(argv[3:7], [str(executor.PROFILE_POD_SH), "kvlab-1", "cpu", "4.0"])
+            self.assertEqual(argv[3:7], [str(podprofiling.PROFILE_POD_SH), "kvlab-1", "cpu", "4.0"])
             folder = Path(argv[7])
             folder.mkdir()
             (folder / "kvlab-1-cpu-20260101-000000.html").write_text("<html>graph</html>")
@@ -532,7 +532,8 @@ def fault_executor(fake: FakeKubectl, pods: list[dict]) -> executor.K8sExecutor:
     ex.pods = pods
     ex.nodes = [profiling.Node(p["metadata"]["name"], 0, "") for p in pods]
     ex.restarts = {p["metadata"]["name"]: 0 for p in pods}
-    ex.selector = "app.kubernetes.io/instance=kvlab"
+    ex.release = release.Release.__new__(release.Release)
+    ex.release.kubectl, ex.release.selector = fake, "app.kubernetes.io/instance=kvlab"
     ex.faults, ex._phase_faults = [], 0
     ex.management = management.Management(fake, [])
     return ex
@@ -674,7 +675,7 @@ class ExecutorFaultsTest(unittest.TestCase):
 
     def test_a_pause_longer_than_the_liveness_probe_allows_is_warned_about(self):
         self.assertEqual(podfaults.liveness_allows_s(self.pods[0]), 23)
-        with mock.patch.object(executor, "log") as log:
+        with mock.patch.object(podfaults, "log") as log:
             self.ex.fault("pause", 0, 5, 10)
             log.assert_not_called()
             self.ex.fault("pause", 0, 5, 30)
