@@ -13,15 +13,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
 
 from . import jvmpauses, procstat, timeseries, tools
-from .latency import add_histograms, mix_spectra
 from .loadseries import K6_CSV_ENV, Samples, k6_output_args
+from .wrkresult import fill_figures, merge_wrk, parse_wrk
 
 K6_SCRIPTS = tools.LOADTESTS / "k6"
 WRK_SCRIPTS = tools.LOADTESTS / "wrk2"
-WRK_MARKER = "KVLAB-WRK-JSON "
 
 
 def log(message: str) -> None:
@@ -328,25 +326,6 @@ def fill_done(cmds: list[Command]) -> bool:
     return marked >= threads
 
 
-def fill_figures(spec: LoadSpec, result: dict, threads_done: int, threads: int) -> dict:
-    """A wrk fill's own figures: keys asked, stored (answered 201), PUTs failed (another status
-    than 201 and 200, or a socket error), threads that finished, and the fill rate in keys/s."""
-    statuses = result.get("status_counts", {})
-    stored = statuses.get("201", 0)
-    failed = sum(n for code, n in statuses.items() if code not in ("200", "201"))
-    duration = result.get("duration_s") or 0
-    return {
-        "keys_filled": [spec.key_start, spec.key_start + spec.keys],
-        "keys_asked": spec.keys,
-        "keys_stored": stored,
-        "puts_failed": failed,
-        "threads_done": threads_done,
-        "threads": threads,
-        "achieved_rate": stored / duration if duration else 0.0,
-        "model": "closed (wrk, unpaced: every connection sends its next PUT on the last one's answer)",
-    }
-
-
 def _tool_progress(cmd: Command) -> str:
     """k6's latest progress line ("main [ 33% ] 16 VUs ... 083118/250000 shared iters"), if any."""
     try:
@@ -368,7 +347,7 @@ def collect(spec: LoadSpec, cmds: list[Command]) -> tuple[dict, Samples]:
         if not path.exists():
             raise RuntimeError(f"k6 wrote no summary; see {cmds[0].log}")
         return json.loads(path.read_text()), Samples("k6", csv=[c.samples for c in cmds if c.samples], duration_s=duration)
-    parts = [parse_wrk(spec, c) for c in cmds]
+    parts = [parse_wrk(c.log, c.target) for c in cmds]
     result = merge_wrk(spec, parts)
     if spec.scenario == "fill":
         result |= fill_figures(spec, result, *fill_marks(cmds))
@@ -376,67 +355,3 @@ def collect(spec: LoadSpec, cmds: list[Command]) -> tuple[dict, Samples]:
     return result, Samples(result["tool"], wrk_parts=parts, wrk_outputs=outputs, duration_s=duration)
 
 
-def parse_wrk(spec: LoadSpec, cmd: Command) -> dict:
-    text = cmd.log.read_text(errors="replace")
-    lines = [line for line in text.splitlines() if line.startswith(WRK_MARKER)]
-    if not lines:
-        raise RuntimeError(f"wrk printed no {WRK_MARKER.strip()} line; see {cmd.log}")
-    raw = json.loads(lines[-1][len(WRK_MARKER) :])
-    raw["target"] = cmd.target
-    return raw
-
-
-def merge_wrk(spec: LoadSpec, parts: list[dict], wrk: tools.Wrk | None = None) -> dict:
-    """One result from one wrk per target. Its latency ("all") is every request's, as one wrk
-    against one node measures it: the sum of the processes' histograms, or where a wrk printed
-    none (wrk2) the mixture of their spectra; each target's own is kept in latency_by_target.
-    wrk: the wrk that ran (default: the one on PATH here)."""
-    wrk = wrk or tools.wrk()
-    requests = sum(p["requests"] for p in parts)
-    errors = {k: sum(p["errors"][k] for p in parts) for k in parts[0]["errors"]}
-    statuses: dict[str, int] = {}
-    for p in parts:
-        for code, n in p["status_counts"].items():
-            statuses[code] = statuses.get(code, 0) + n
-    socket_errors = errors["connect"] + errors["read"] + errors["write"] + errors["timeout"]
-    if socket_errors:
-        statuses["0"] = statuses.get("0", 0) + socket_errors
-    duration = max(p["duration_s"] for p in parts)
-    latency_by_target = {urlparse(p["target"]).netloc: p["latency"] for p in parts} if len(parts) > 1 else {}
-    latency_merge = ""
-    if len(parts) == 1:
-        combined = parts[0]["latency"]
-    elif all(p.get("histogram_us") for p in parts):
-        combined = add_histograms([(p["latency"], p["histogram_us"]) for p in parts])
-        latency_merge = "every request of the phase: the wrk processes' latency histograms added up"
-    else:
-        combined = mix_spectra([(p["requests"], p["latency"]) for p in parts])
-        latency_merge = "the wrk processes' percentile spectra mixed, weighted by requests (min, max and mean exact)"
-    return {
-        "tool": "wrk2" if wrk.is_wrk2 else "wrk",
-        "tool_version": wrk.version,
-        "model": (
-            "open (wrk2 -R; latency corrected for coordinated omission)"
-            if wrk.is_wrk2
-            else "paced closed loop (Debian's wrk + Lua delay(); latency from the send, uncorrected)"
-        ),
-        "scenario": spec.scenario,
-        "targets": spec.targets,
-        "requested_rate": spec.rate,
-        "duration_s": duration,
-        "requests": requests,
-        "achieved_rate": requests / duration if duration else 0.0,
-        "dropped_iterations": None,
-        "connections": sum(max(1, spec.connections // len(spec.targets)) for _ in spec.targets),
-        "error_rate": (errors["status"] + socket_errors) / requests if requests else 0.0,
-        "errors": errors,
-        "status_counts": statuses,
-        "bytes_received": sum(p["bytes_received"] for p in parts),
-        "keys": spec.keys,
-        "value_size": spec.value_size,
-        "replicas": spec.replicas,
-        "slo_p99_ms": spec.slo_p99_ms,
-        "latency": {"all": combined},
-        "latency_by_target": latency_by_target,
-        "latency_merge": latency_merge,
-    }

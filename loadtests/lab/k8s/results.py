@@ -8,7 +8,7 @@ import json
 import shlex
 from pathlib import Path
 
-from .. import load, tools
+from .. import tools, wrkresult
 from ..load import LoadSpec, log
 from .jobs import PhaseJob
 from .kubectl import Kubectl, completion_index
@@ -52,8 +52,8 @@ def merged(ph: PhaseJob, spec: LoadSpec, out: Path, outputs: list[PodOutput], ta
         parts = [o.summary for o in outputs]
         result = merge_k6(parts)
     else:
-        raw = load.parse_wrk(spec, load.Command([], {}, out / "wrk-0.txt", target=target))
-        result = load.merge_wrk(spec, [raw], wrk=tools.Wrk(f"{ph.tool} in {ph.image}", wrk2, outputs[0].version))
+        raw = wrkresult.parse_wrk(out / "wrk-0.txt", target)
+        result = wrkresult.merge_wrk(spec, [raw], wrk=tools.Wrk(f"{ph.tool} in {ph.image}", wrk2, outputs[0].version))
         parts = [result]
     result["tool_version"] = outputs[0].version
     return result, parts

@@ -13,7 +13,7 @@ import unittest
 from unittest import mock
 from pathlib import Path
 
-from lab import envinfo, flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runrecord, settings, tools
+from lab import envinfo, flamegraph, jvmpauses, load, procstat, profiling, replication_cost, report, runrecord, settings, tools, wrkresult
 from lab.scenarios import phases as phase_scenario
 from lab.__main__ import main
 from lab.executor import Prepared
@@ -414,9 +414,9 @@ KVLAB-WRK-JSON {"scenario":"get","requests":15007,"duration_s":5.006739,"bytes_r
             log = Path(tmp) / "wrk-0.txt"
             log.write_text(self.OUTPUT)
             spec = load.LoadSpec("get", ["http://127.0.0.1:8080"], 3000, 5, tool="wrk")
-            raw = load.parse_wrk(spec, load.Command([], {}, log, target="http://127.0.0.1:8080"))
+            raw = wrkresult.parse_wrk(log, "http://127.0.0.1:8080")
             # Debian's wrk ran it: a parsing test needs no wrk on this machine.
-            result = load.merge_wrk(spec, [raw], tools.Wrk("/usr/bin/wrk", False, "wrk 4.1.0"))
+            result = wrkresult.merge_wrk(spec, [raw], tools.Wrk("/usr/bin/wrk", False, "wrk 4.1.0"))
             self.assertEqual(result["requests"], 15007)
             self.assertAlmostEqual(result["achieved_rate"], 15007 / 5.006739)
             self.assertEqual(result["status_counts"], {"200": 15003, "404": 4, "0": 1})

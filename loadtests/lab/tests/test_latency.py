@@ -15,7 +15,7 @@ import unittest
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from lab import load
+from lab import load, wrkresult
 from lab.report import TABLE
 from lab.latency import add_histograms, mix_spectra, percentile_rank
 from lab.tests.test_k8s import k6_spectrum_percentiles, uniform_latency
@@ -145,7 +145,7 @@ class MergeWrkTest(unittest.TestCase):
         fast, slow = list(range(500, 1500)), list(range(1000, 21000, 20))
         wrk = load.tools.Wrk("wrk", False, "4.1.0")
         parts = [self.raw("http://127.0.0.1:8280", fast), self.raw("http://127.0.0.1:8281", slow)]
-        result = load.merge_wrk(self.SPEC, parts, wrk=wrk)
+        result = wrkresult.merge_wrk(self.SPEC, parts, wrk=wrk)
         self.assertEqual(list(result["latency"]), ["all"])
         self.assertEqual(result["latency"]["all"]["percentiles"], series(fast + slow)["percentiles"])
         self.assertEqual(result["latency_by_target"]["127.0.0.1:8281"]["percentiles"]["p99"], 20.8)
@@ -155,7 +155,7 @@ class MergeWrkTest(unittest.TestCase):
         a, b = list(range(500, 1500)), list(range(600, 1600))
         wrk = load.tools.Wrk("wrk2", True, "4.0.0")
         parts = [self.raw("http://127.0.0.1:8280", a, False), self.raw("http://127.0.0.1:8281", b, False)]
-        result = load.merge_wrk(self.SPEC, parts, wrk=wrk)
+        result = wrkresult.merge_wrk(self.SPEC, parts, wrk=wrk)
         self.assertIn("spectra mixed", result["latency_merge"])
         self.assertEqual(result["latency"]["all"]["merged_from"], 2)
 
@@ -194,8 +194,8 @@ class WrkHistogramTest(unittest.TestCase):
                 ["wrk", "-t1", "-c4", "-d2s", "-s", str(SCRIPTS / "status.lua"), f"http://127.0.0.1:{server.server_port}"],
                 capture_output=True, text=True, timeout=60, check=True, cwd=tmp,
             ).stdout
-        line = next(x for x in out.splitlines() if x.startswith(load.WRK_MARKER))
-        raw = json.loads(line[len(load.WRK_MARKER):])
+        line = next(x for x in out.splitlines() if x.startswith(wrkresult.WRK_MARKER))
+        raw = json.loads(line[len(wrkresult.WRK_MARKER):])
         buckets = raw["histogram_us"]
         self.assertGreater(sum(n for _, n in buckets), 100)
         self.assertEqual(buckets, sorted(buckets))

@@ -17,7 +17,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import hdr, load, loadseries, nodeseries, promtext, runrecord, settings, timeseries
+from lab import hdr, load, loadseries, nodeseries, promtext, runrecord, settings, timeseries, wrkresult
 from lab.scenarios import phases as phase_scenario
 from lab.executor import Prepared
 from lab.loadseries import K6Reader, Samples
@@ -129,7 +129,7 @@ class WrkSeriesTest(unittest.TestCase):
 
     def test_wrk2s_printed_spectrum_is_its_histogram(self):
         text = (FIXTURES / "wrk2-get.txt").read_text()
-        parts = [json.loads(next(x for x in text.splitlines() if x.startswith(load.WRK_MARKER))[len(load.WRK_MARKER):])]
+        parts = [json.loads(next(x for x in text.splitlines() if x.startswith(wrkresult.WRK_MARKER))[len(wrkresult.WRK_MARKER):])]
         series = loadseries.from_wrk(parts, T0, "wrk2", spectra=[text, text])
         whole = series.histograms["all"]
         self.assertEqual(whole.get_total_count(), 2 * 12000)  # two processes' spectra added up
@@ -383,7 +383,7 @@ class WrkPerSecondTest(unittest.TestCase):
                 ["wrk", "-t2", "-c4", "-d2s", "-s", str(SCRIPTS / "get.lua"), f"http://127.0.0.1:{server.server_port}"],
                 capture_output=True, text=True, timeout=60, check=True, cwd=tmp, env=env,
             ).stdout
-        raw = json.loads(next(x for x in out.splitlines() if x.startswith(load.WRK_MARKER))[len(load.WRK_MARKER):])
+        raw = json.loads(next(x for x in out.splitlines() if x.startswith(wrkresult.WRK_MARKER))[len(wrkresult.WRK_MARKER):])
         per = raw["per_second"]
         self.assertEqual(per["t0_ms"], t0_ms)
         self.assertEqual(sum(per["requests"]), raw["requests"])
