@@ -19,7 +19,8 @@
 #                       node's refill, CPU per key of a round, GET and PUT p99 with and without repair
 #                       (scripts/repair-cost.sh; RUNS, PARTS, GET_RATE, PUT_RATE, JAR_BASE, ...)
 #   make lab-hotpath    the hot-path benchmark on one node of its own (GET 10k/s and 20k/s, PUT 15k/s,
-#                       each against its no-op route at that rate): CPU per request; HOTPATH_TOOL=wrk|k6
+#                       each against its no-op route at that rate): CPU per request; HOTPATH_TOOL=wrk|k6,
+#                       HOTPATH_DATA=dir (filled once, kept); defaults: loadtests/lab/hotpath.env
 #   make lab-scale      one node of its own with the Helm chart's memory limit (a cgroup when root, else
 #                       -Xmx half of it), filled in steps to each of SIZES (100k,1M,10M; each step adds
 #                       keys), and at every size: fill rate, write amplification, status/GET/PUT p50, p99
@@ -64,11 +65,13 @@ LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) $(LAB_OPTIONS)
 # alone) or faults (one mixed phase with FAULTS).
 SCENARIO ?= phases
 
-# Hot-path benchmark
-HOTPATH_PORT ?= 28080
-HOTPATH_DURATION ?= 30s
+# Hot-path benchmark: its defaults are loadtests/lab/hotpath.env, each HOTPATH_<NAME> a make variable
+# and the option --<name> (HOTPATH_PUT_RATE: --put-rate).
+HOTPATH_DEFAULTS := $(shell grep -E '^HOTPATH_[A-Z0-9_]+=' loadtests/lab/hotpath.env)
+$(foreach kv,$(HOTPATH_DEFAULTS),$(eval $(firstword $(subst =, ,$(kv))) ?= $(patsubst $(firstword $(subst =, ,$(kv)))=%,%,$(kv))))
+HOTPATH_KNOBS := $(foreach kv,$(HOTPATH_DEFAULTS),$(firstword $(subst =, ,$(kv))))
+HOTPATH_OPTIONS = $(join $(addprefix --,$(shell echo $(HOTPATH_KNOBS:HOTPATH_%=%) | tr 'A-Z_' 'a-z-')),$(foreach k,$(HOTPATH_KNOBS),='$($(k))'))
 HOTPATH_DATA ?=
-HOTPATH_TOOL ?= wrk
 
 # Scale benchmark: its defaults are loadtests/lab/scale.env. RATE, VALUE_SIZE, PORT, DATA and NAME
 # have other defaults for other targets, so a knob counts only when given on the command line or in
@@ -115,7 +118,7 @@ lab-repair-cost: build lab-tools ## repair's cost on 3 nodes over 1M keys: refil
 	LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/repair-cost.sh
 
 lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 10k/s and 20k/s, PUT 15k/s vs /v0/status
-	$(LAB) hotpath --tool $(HOTPATH_TOOL) --port $(HOTPATH_PORT) --duration $(HOTPATH_DURATION) \
+	$(LAB) hotpath $(HOTPATH_OPTIONS) \
 		$(if $(HOTPATH_DATA),--data $(HOTPATH_DATA)) $(if $(COMPARE),--compare $(COMPARE)) $(LAB_ARGS)
 
 lab-scale: build lab-tools ## one node with the chart's memory limit filled to each of SIZES: fill, GET/PUT p99, CPU, memory, disk, cache

@@ -2,14 +2,15 @@
 // VALUE_SIZE-byte values, as fast as FILL_VUS virtual users with BATCH requests in flight each
 // allow (a closed model: this measures nothing, it only prepares data).
 //   TARGETS=http://127.0.0.1:8080 KEYS=1000000 VALUE_SIZE=1024 FILL_VUS=16 BATCH=8 k6 run fill.js
-// FILL_START (0) starts at another index; FILL_MAX_DURATION (20m) bounds the run. Other knobs:
-// lib/kvlab.js. Keys go round-robin over TARGETS by batch.
+// FILL_START (0) starts at another index; FILL_MAX_DURATION bounds the run; a PUT not answered
+// within FILL_REQUEST_TIMEOUT fails. Defaults and other knobs: lib/kvlab.js. Keys go round-robin
+// over TARGETS by batch.
 import http from 'k6/http';
 import exec from 'k6/execution';
-import { cfg, commonOptions, entityUrl, key, makeValue, summarize } from './lib/kvlab.js';
+import { cfg, commonOptions, entityUrl, key, knob, makeValue, params, summarize } from './lib/kvlab.js';
 
-const vus = Number(__ENV.FILL_VUS || 16);
-const batch = Math.max(1, Number(__ENV.BATCH || 8));
+const vus = Number(knob('FILL_VUS'));
+const batch = Math.max(1, Number(knob('BATCH')));
 const first = Number(__ENV.FILL_START || 0);
 const iterations = Math.ceil(cfg.keys / batch);
 
@@ -19,7 +20,7 @@ export const options = {
       executor: 'shared-iterations',
       vus: Math.min(vus, iterations),
       iterations,
-      maxDuration: __ENV.FILL_MAX_DURATION || '20m',
+      maxDuration: knob('FILL_MAX_DURATION'),
     },
   }, false),
   batch,
@@ -28,14 +29,14 @@ export const options = {
 http.setResponseCallback(http.expectedStatuses(201));
 
 const value = makeValue(cfg.valueSize);
-const params = { tags: { op: 'fill' } };
+const requestParams = params('fill', knob('FILL_REQUEST_TIMEOUT'));
 
 export default function () {
   const i = exec.scenario.iterationInTest;
   const base = cfg.targets[i % cfg.targets.length];
   const requests = [];
   for (let k = i * batch; k < Math.min((i + 1) * batch, cfg.keys); k++) {
-    requests.push(['PUT', entityUrl(base, key(first + k)), value, params]);
+    requests.push(['PUT', entityUrl(base, key(first + k)), value, requestParams]);
   }
   http.batch(requests);
 }

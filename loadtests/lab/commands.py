@@ -52,7 +52,9 @@ def add_hotpath(sub) -> None:
     from .hotpath import HotpathConfig, run_hotpath
 
     H = HotpathConfig()
-    p = sub.add_parser("hotpath", help="one node of its own, GET 10k/s and 20k/s and PUT 15k/s against its no-op route: CPU per request")
+    p = sub.add_parser("hotpath", help="one node of its own, GET and PUT each against its no-op route at the same rate: CPU per request",
+                       description="Defaults: loadtests/lab/hotpath.env (HOTPATH_<OPTION>), and defaults.env for "
+                       "--value-size, --connections and --slo-p99-ms.")
     p.add_argument("--jar", type=Path, default=H.jar)
     p.add_argument("--java-options", default=H.java_options, help=f"({H.java_options})")
     p.add_argument("--port", type=int, default=H.port, help=f"({H.port})")
@@ -68,6 +70,10 @@ def add_hotpath(sub) -> None:
     p.add_argument("--connections", type=int, default=H.connections, help=f"({H.connections})")
     p.add_argument("--tool", choices=["k6", "wrk"], default=H.tool,
                    help=f"wrk (the lighter generator, wrk2 when installed) or k6 ({H.tool})")
+    p.add_argument("--batch", type=int, default=H.batch, help=f"the fill's k6 requests in flight per VU ({H.batch})")
+    p.add_argument("--max-ratio", type=float, default=H.max_ratio,
+                   help=f"the target: server CPU per request at most this times the no-op route's ({H.max_ratio:g})")
+    p.add_argument("--slo-p99-ms", type=float, default=H.slo_p99_ms, help=f"({H.slo_p99_ms:g} ms)")
     p.add_argument("--flamegraphs", action="store_true", help="also profile GET and PUT (cpu, alloc)")
     p.add_argument("--name", default=H.name)
     p.add_argument("--reports-dir", type=Path, default=H.reports_dir)

@@ -10,32 +10,38 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import tools
+from . import defaults, tools
 from .load import log
 from .onenode import JAR, Node, cpu_row, settle
 from .runrecord import Run
 from .settings import RunConfig
 
 
+HOTPATH = defaults.read(Path(__file__).resolve().with_name("hotpath.env"))
+
+
 @dataclass
 class HotpathConfig:
+    """The benchmark's settings; defaults from hotpath.env, and defaults.env for what a lab run shares."""
+
     jar: Path = JAR
     java: str = ""
-    java_options: str = "-Xmx256m"
-    port: int = 28080
+    java_options: str = HOTPATH["HOTPATH_JAVA_OPTIONS"]
+    port: int = int(HOTPATH["HOTPATH_PORT"])
     data: Path | None = None  # reuse a filled data directory (kept afterwards)
-    keys: int = 1_000_000
-    value_size: int = 1024
-    get_rates: tuple[int, ...] = (10_000, 20_000)
-    put_rate: int = 15_000
-    duration_s: int = 30
-    warmup_s: int = 30
-    connections: int = 64
-    tool: str = "wrk"
-    max_ratio: float = 2.0
-    slo_p99_ms: float = 10.0
+    keys: int = int(HOTPATH["HOTPATH_KEYS"])
+    value_size: int = defaults.integer("VALUE_SIZE")
+    get_rates: tuple[int, ...] = tuple(int(r) for r in defaults.split(HOTPATH["HOTPATH_GET_RATES"]))
+    put_rate: int = int(HOTPATH["HOTPATH_PUT_RATE"])
+    duration_s: int = defaults.duration(HOTPATH["HOTPATH_DURATION"])
+    warmup_s: int = defaults.duration(HOTPATH["HOTPATH_WARMUP"])
+    connections: int = defaults.integer("CONNECTIONS")
+    tool: str = HOTPATH["HOTPATH_TOOL"]
+    batch: int = int(HOTPATH["HOTPATH_BATCH"])
+    max_ratio: float = float(HOTPATH["HOTPATH_MAX_RATIO"])
+    slo_p99_ms: float = defaults.number("SLO_P99_MS")
     flamegraphs: bool = False
-    name: str = "hotpath"
+    name: str = HOTPATH["HOTPATH_NAME"]
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
 
@@ -78,11 +84,9 @@ def run_hotpath(cfg: HotpathConfig) -> Path:
             vus=cfg.connections,
             max_vus=cfg.connections,
             connections=cfg.connections,
-            threads=2,
             slo_p99_ms=cfg.slo_p99_ms,
             events=[],
-            fill_vus=16,
-            batch=4,
+            batch=cfg.batch,
             reports_dir=cfg.reports_dir,
             compare=cfg.compare,
             phases=["fill", "status", "get", "status", "put"],

@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import jvmpauses, procstat, timeseries, tools
+from . import defaults, jvmpauses, procstat, timeseries, tools
 from .loadseries import K6_CSV_ENV, Samples, k6_output_args
 from .wrkresult import fill_figures, merge_wrk, parse_wrk
 
@@ -28,27 +28,27 @@ def log(message: str) -> None:
 
 @dataclass
 class LoadSpec:
-    """What one phase sends. rate None means as fast as possible (the fill)."""
+    """What one phase sends. rate None means as fast as possible (the fill). Defaults: defaults.env."""
 
     scenario: str  # fill | put | get | mixed | range | status
     targets: list[str]
     rate: int | None
     duration_s: int
-    keys: int = 100_000
-    value_size: int = 1024
-    replicas: str = ""
-    read_share: float = 0.5
-    range_size: int = 100
-    tool: str = "k6"  # k6 | wrk
-    vus: int = 64  # k6: VUs allocated at start = keep-alive connections per target
-    max_vus: int = 256
-    connections: int = 64  # wrk
-    threads: int = 2  # wrk, in all (split across the targets, at least one each)
-    slo_p99_ms: float = 10.0
-    request_timeout_s: float = 60.0  # a timed phase's request not answered by then counts as failed
-    fill_vus: int = 16
-    batch: int = 8
-    key_prefix: str = "k"
+    keys: int = defaults.integer("KEYS")
+    value_size: int = defaults.integer("VALUE_SIZE")
+    replicas: str = defaults.text("REPLICAS")
+    read_share: float = defaults.number("READ_SHARE")
+    range_size: int = defaults.integer("RANGE_SIZE")
+    tool: str = defaults.text("TOOL")  # k6 | wrk
+    vus: int = defaults.integer("VUS")  # k6: VUs allocated at start = keep-alive connections per target
+    max_vus: int = defaults.integer("MAX_VUS")
+    connections: int = defaults.integer("CONNECTIONS")  # wrk
+    threads: int = defaults.integer("THREADS")  # wrk, in all (split across the targets, at least one each)
+    slo_p99_ms: float = defaults.number("SLO_P99_MS")
+    request_timeout_s: float = defaults.seconds("REQUEST_TIMEOUT")  # a request not answered by then counts as failed
+    fill_vus: int = defaults.integer("FILL_VUS")
+    batch: int = defaults.integer("BATCH")
+    key_prefix: str = defaults.text("KEY_PREFIX")
     key_start: int = 0  # the fill's first key index: it PUTs [key_start, key_start + keys)
 
     def __post_init__(self) -> None:
@@ -107,6 +107,7 @@ def k6_env(spec: LoadSpec) -> dict[str, str]:
             "FILL_VUS": str(spec.fill_vus),
             "BATCH": str(spec.batch),
             "FILL_MAX_DURATION": f"{spec.duration_s}s",
+            "FILL_REQUEST_TIMEOUT": f"{spec.request_timeout_s:g}s",
         }
     else:
         env |= {

@@ -47,6 +47,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    f"the fill warms put, put and get warm mixed; 0 for none ({D.warmup_s}s)")
     p.add_argument("--range-rate", type=int, default=D.range_rate, help=f"range reads/s ({D.range_rate})")
     p.add_argument("--keys", type=int, default=D.keys, help=f"key space ({D.keys})")
+    p.add_argument("--key-prefix", default=D.key_prefix, help=f"keys are this and the key's index in 10 digits ({D.key_prefix})")
     p.add_argument("--value-size", type=int, default=D.value_size, help=f"bytes per value ({D.value_size})")
     p.add_argument("--replicas", default=D.replicas, help="ack/from on every request (the server's default)")
     p.add_argument("--read-share", type=float, default=D.read_share, help=f"GETs in the mixed phase ({D.read_share:g})")
@@ -70,6 +71,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    f"between every two nodes ({D.heal_timeout_s}s)")
     p.add_argument("--fill-vus", type=int, default=D.fill_vus, help=f"fill: k6 VUs ({D.fill_vus})")
     p.add_argument("--batch", type=int, default=D.batch, help=f"fill: requests in flight per VU ({D.batch})")
+    p.add_argument("--fill-max-duration", type=duration, default=D.fill_timeout_s,
+                   help=f"fill: the longest it may run ({D.fill_timeout_s}s)")
+    p.add_argument("--fill-request-timeout", type=duration, default=D.fill_request_timeout_s,
+                   help=f"fill: a PUT not answered by then fails ({D.fill_request_timeout_s:g}s)")
     p.add_argument("--reports-dir", type=Path, default=D.reports_dir)
     p.add_argument("--compare", type=Path, default=None, help="a report to compare with (the latest other)")
     add_k8s_options(p)
@@ -121,6 +126,7 @@ def run_config(a: argparse.Namespace, phases: list[str]) -> RunConfig:
         warmup_s=a.warmup,
         range_rate=a.range_rate,
         keys=a.keys,
+        key_prefix=a.key_prefix,
         value_size=a.value_size,
         replicas=a.replicas,
         read_share=a.read_share,
@@ -136,6 +142,8 @@ def run_config(a: argparse.Namespace, phases: list[str]) -> RunConfig:
         events=a.events,
         fill_vus=a.fill_vus,
         batch=a.batch,
+        fill_timeout_s=a.fill_max_duration,
+        fill_request_timeout_s=a.fill_request_timeout,
         reports_dir=a.reports_dir,
         compare=a.compare,
         heal_timeout_s=a.heal_timeout,

@@ -48,6 +48,7 @@ class RunConfig:
     warmup_s: int = defaults.seconds("WARMUP")
     range_rate: int = defaults.integer("RANGE_RATE")
     keys: int = defaults.integer("KEYS")
+    key_prefix: str = defaults.text("KEY_PREFIX")
     value_size: int = defaults.integer("VALUE_SIZE")
     replicas: str = defaults.text("REPLICAS")
     read_share: float = defaults.number("READ_SHARE")
@@ -63,7 +64,8 @@ class RunConfig:
     events: list[str] = field(default_factory=lambda: defaults.items("EVENTS"))
     fill_vus: int = defaults.integer("FILL_VUS")
     batch: int = defaults.integer("BATCH")
-    fill_timeout_s: int = 900
+    fill_timeout_s: int = defaults.seconds("FILL_MAX_DURATION")
+    fill_request_timeout_s: float = defaults.seconds("FILL_REQUEST_TIMEOUT")
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
     heal_timeout_s: int = defaults.seconds("HEAL_TIMEOUT")
@@ -85,9 +87,11 @@ class RunConfig:
                 None,
                 self.fill_timeout_s,
                 keys=self.keys,
+                key_prefix=self.key_prefix,
                 value_size=self.value_size,
                 replicas=self.replicas,
                 tool=tool or "k6",
+                request_timeout_s=self.fill_request_timeout_s,
                 fill_vus=self.fill_vus,
                 batch=self.batch,
                 connections=self.connections,
@@ -103,6 +107,7 @@ class RunConfig:
             rate or default_rate,
             duration_s or self.duration_s,
             keys=self.keys,
+            key_prefix=self.key_prefix,
             value_size=self.value_size,
             replicas=self.replicas,
             read_share=self.read_share,

@@ -1,12 +1,15 @@
 -- What put.lua, get.lua and range.lua share; they load it from their own folder. It runs on wrk2 and
 -- on the original wrk (Debian's package): the same hooks (setup, init, request, delay, response, done).
 --
--- Environment (the same names drive the k6 scenarios):
---   KEYS        size of the key space: keys are KEY_PREFIX .. 10-digit index, 0..KEYS-1 (100000)
---   KEY_PREFIX  (k); must be URL-safe, it goes into the URL as it is
---   VALUE_SIZE  bytes in every PUT body (1024)
+-- Environment (the same names drive the k6 scenarios). KEYS, KEY_PREFIX, VALUE_SIZE, REPLICAS and
+-- RANGE_SIZE not set in the environment take their defaults from the lab's defaults file,
+-- loadtests/lab/defaults.env (KVLAB_DEFAULTS names another; in Kubernetes the file reaches the pod
+-- with the scripts), where each is described; with all of them set, no file is needed:
+--   KEYS        size of the key space: keys are KEY_PREFIX .. 10-digit index, 0..KEYS-1
+--   KEY_PREFIX  must be URL-safe, it goes into the URL as it is
+--   VALUE_SIZE  bytes in every PUT body
 --   REPLICAS    ack/from appended as &replicas=ack/from; empty: the server's default
---   RANGE_SIZE  keys per range read (100)
+--   RANGE_SIZE  keys per range read
 --   WRK_RATE    plain wrk only: pace requests to this total rate (requests/s) with the delay() hook;
 --               WRK_THREADS must then equal -t. wrk2 paces itself with -R: leave WRK_RATE unset.
 --   WRK_STATUS  1: count answers by status code (a response() hook; costs a little CPU per request)
@@ -18,6 +21,36 @@
 -- answers per second (M.per_second).
 local M = {}
 
+local here = debug.getinfo(1, "S").source:match("^@(.*/)") or "./"
+local defaults_file = os.getenv("KVLAB_DEFAULTS") or (here .. "../lab/defaults.env")
+
+-- NAME=value lines of the defaults file ("#" comments); nil when it cannot be read.
+local function read_defaults(path)
+  local f = io.open(path, "r")
+  if not f then return nil end
+  local values = {}
+  for line in f:lines() do
+    local name, value = line:match("^%s*([A-Z0-9_]+)=(%S*)%s*$")
+    if name then values[name] = value end
+  end
+  f:close()
+  return values
+end
+
+local defaults = read_defaults(defaults_file)
+
+-- A knob: the environment's value, else the defaults file's.
+local function knob(name)
+  local raw = os.getenv(name)
+  if raw ~= nil and raw ~= "" then return raw end
+  if defaults == nil then
+    error(name .. " is not set and the defaults file " .. defaults_file .. " cannot be read (KVLAB_DEFAULTS)")
+  end
+  if defaults[name] == nil then error(name .. " is not set and " .. defaults_file .. " has no default for it") end
+  return defaults[name]
+end
+
+-- A number from the environment, else default (the lab's own settings of wrk, not knobs).
 local function env_number(name, default)
   local raw = os.getenv(name)
   if raw == nil or raw == "" then return default end
@@ -26,11 +59,17 @@ local function env_number(name, default)
   return v
 end
 
-M.keys = math.floor(env_number("KEYS", 100000))
-M.prefix = os.getenv("KEY_PREFIX") or "k"
-M.value_size = math.floor(env_number("VALUE_SIZE", 1024))
-M.range_size = math.floor(env_number("RANGE_SIZE", 100))
-local replicas = os.getenv("REPLICAS") or ""
+local function knob_number(name)
+  local v = tonumber(knob(name))
+  if v == nil then error(name .. " must be a number, got '" .. knob(name) .. "'") end
+  return v
+end
+
+M.keys = math.floor(knob_number("KEYS"))
+M.prefix = knob("KEY_PREFIX")
+M.value_size = math.floor(knob_number("VALUE_SIZE"))
+M.range_size = math.floor(knob_number("RANGE_SIZE"))
+local replicas = os.getenv("REPLICAS") or (defaults and defaults.REPLICAS) or ""
 if replicas ~= "" and not replicas:match("^%d+/%d+$") then
   error("REPLICAS must look like ack/from, got '" .. replicas .. "'")
 end

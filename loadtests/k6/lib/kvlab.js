@@ -1,38 +1,66 @@
 // What every kvlab k6 scenario shares: configuration from the environment, keys, values, URLs,
 // the open-model scenario, thresholds, and a handleSummary that writes machine-readable JSON.
 //
-// Environment (the same names drive the wrk2 Lua scripts):
+// Environment (the same names drive the wrk2 Lua scripts). A knob not set in the environment takes
+// its default from the lab's defaults file, loadtests/lab/defaults.env (KVLAB_DEFAULTS names
+// another; in Kubernetes the file reaches the pods with the scripts), where each is described:
 //   TARGETS       comma-separated base URLs; requests go round-robin over them (http://127.0.0.1:8080)
-//   RATE          requests per second, held constant whatever the server does (1000)
-//   DURATION      how long to hold it, a k6 duration: 30s, 2m (30s)
-//   KEYS          size of the key space: keys are KEY_PREFIX + 10-digit index, 0..KEYS-1 (100000)
-//   KEY_PREFIX    (k)
-//   VALUE_SIZE    bytes in every PUT body (1024)
+//   RATE          requests per second, held constant whatever the server does
+//   DURATION      how long to hold it, a k6 duration: 30s, 2m
+//   KEYS          size of the key space: keys are KEY_PREFIX + 10-digit index, 0..KEYS-1
+//   KEY_PREFIX, VALUE_SIZE (bytes in every PUT body)
 //   REPLICAS      ack/from for every request, for example 2/3; empty: the server's default quorum
 //   VUS, MAX_VUS  virtual users (each one keep-alive connection per target) allocated at start
-//                 and at most; when all are busy the scenario drops iterations (reported) (64, 256)
-//   SLO_P99_MS    threshold on p99 latency in ms (10)
-//   REQUEST_TIMEOUT  how long a request may take before it counts as failed, a k6 duration (60s):
-//                 a client gives up on a node that does not answer, rather than wait with every VU
-//   MAX_ERROR_RATE  threshold on the share of failed requests (0.01)
+//                 and at most; when all are busy the scenario drops iterations (reported)
+//   SLO_P99_MS    threshold on p99 latency in ms
+//   REQUEST_TIMEOUT  how long a request may take before it counts as failed, a k6 duration: a
+//                 client gives up on a node that does not answer, rather than wait with every VU
+//   MAX_ERROR_RATE  threshold on the share of failed requests
 //   SUMMARY_JSON  where handleSummary writes its JSON (summary.json)
-//   RANGE_SIZE    keys per range read (range.js; 100);  READ_SHARE  GETs in mixed.js (0.5)
+//   RANGE_SIZE    keys per range read (range.js);  READ_SHARE  GETs in mixed.js
+// With every knob it uses set in the environment, a script runs without the defaults file.
 import exec from 'k6/execution';
 
-function envInt(name, dflt) {
-  const raw = __ENV[name];
-  if (raw === undefined || raw === '') return dflt;
-  const v = Number(raw);
-  if (!Number.isFinite(v)) throw new Error(`${name} must be a number, got '${raw}'`);
-  return Math.floor(v);
+const DEFAULTS_FILE = __ENV.KVLAB_DEFAULTS || '../../lab/defaults.env';
+
+/** NAME=value lines of the defaults file ("#" comments); none when it cannot be read. */
+function readDefaults(path) {
+  let text;
+  try {
+    text = open(path);
+  } catch (e) {
+    return null;
+  }
+  const values = {};
+  for (const line of text.split('\n')) {
+    const t = line.trim();
+    if (t === '' || t.startsWith('#')) continue;
+    const at = t.indexOf('=');
+    if (at > 0) values[t.slice(0, at)] = t.slice(at + 1);
+  }
+  return values;
 }
 
-function envFloat(name, dflt) {
+const DEFAULTS = readDefaults(DEFAULTS_FILE);
+
+/** A knob: the environment's value, else the defaults file's. */
+export function knob(name) {
   const raw = __ENV[name];
-  if (raw === undefined || raw === '') return dflt;
+  if (raw !== undefined && raw !== '') return raw;
+  if (DEFAULTS === null) throw new Error(`${name} is not set and the defaults file ${DEFAULTS_FILE} cannot be read (KVLAB_DEFAULTS)`);
+  if (!(name in DEFAULTS)) throw new Error(`${name} is not set and ${DEFAULTS_FILE} has no default for it`);
+  return DEFAULTS[name];
+}
+
+function number(name) {
+  const raw = knob(name);
   const v = Number(raw);
-  if (!Number.isFinite(v)) throw new Error(`${name} must be a number, got '${raw}'`);
+  if (raw === '' || !Number.isFinite(v)) throw new Error(`${name} must be a number, got '${raw}'`);
   return v;
+}
+
+function integer(name) {
+  return Math.floor(number(name));
 }
 
 /** k6 duration ("90s", "2m", "1m30s", "500ms") in seconds. */
@@ -51,19 +79,20 @@ export function durationSeconds(text) {
 export const cfg = Object.freeze({
   targets: (__ENV.TARGETS || 'http://127.0.0.1:8080')
     .split(',').map((s) => s.trim().replace(/\/+$/, '')).filter((s) => s.length > 0),
-  rate: envInt('RATE', 1000),
-  duration: __ENV.DURATION || '30s',
-  keys: envInt('KEYS', 100000),
-  keyPrefix: __ENV.KEY_PREFIX || 'k',
-  valueSize: envInt('VALUE_SIZE', 1024),
-  replicas: __ENV.REPLICAS || '',
-  vus: envInt('VUS', 64),
-  maxVus: envInt('MAX_VUS', 256),
-  sloP99Ms: envFloat('SLO_P99_MS', 10),
-  maxErrorRate: envFloat('MAX_ERROR_RATE', 0.01),
+  rate: integer('RATE'),
+  duration: knob('DURATION'),
+  keys: integer('KEYS'),
+  keyPrefix: knob('KEY_PREFIX'),
+  valueSize: integer('VALUE_SIZE'),
+  replicas: __ENV.REPLICAS || (DEFAULTS && DEFAULTS.REPLICAS) || '',
+  vus: integer('VUS'),
+  maxVus: integer('MAX_VUS'),
+  sloP99Ms: number('SLO_P99_MS'),
+  requestTimeout: knob('REQUEST_TIMEOUT'),
+  maxErrorRate: number('MAX_ERROR_RATE'),
   summaryJson: __ENV.SUMMARY_JSON || 'summary.json',
-  rangeSize: envInt('RANGE_SIZE', 100),
-  readShare: envFloat('READ_SHARE', 0.5),
+  rangeSize: integer('RANGE_SIZE'),
+  readShare: number('READ_SHARE'),
 });
 
 if (cfg.targets.length === 0) throw new Error('TARGETS is empty');
@@ -76,10 +105,9 @@ if (cfg.replicas !== '' && !/^\d+\/\d+$/.test(cfg.replicas)) {
 const replicasParam = cfg.replicas === '' ? '' : `&replicas=${cfg.replicas}`;
 
 /** The key of index i: prefix + 10 digits, so keys sort as their indexes do (ranges are exact). */
-/** A request's parameters: its operation as a tag (the lab reads it), and REQUEST_TIMEOUT. */
-export function params(op) {
-  const timeout = __ENV.REQUEST_TIMEOUT;
-  return timeout ? { tags: { op }, timeout } : { tags: { op } };
+/** A request's parameters: its operation as a tag (the lab reads it), and its timeout. */
+export function params(op, timeout = cfg.requestTimeout) {
+  return { tags: { op }, timeout };
 }
 
 export function key(i) {

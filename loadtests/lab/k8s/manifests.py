@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-from .. import load, tools
+from .. import defaults, load, tools
 
 JOB_SH = tools.ROOT / "k8s" / "loadgen" / "job.sh"
 SCRIPTS_MOUNT = "/scripts"
@@ -62,9 +62,10 @@ def labels(release: str, run_id: str, component: str, version: str = "") -> dict
 
 
 def scripts_configmap(name: str, namespace: str, labels_: dict[str, str]) -> tuple[dict, list[dict]]:
-    """The ConfigMap with job.sh and the k6 and wrk scripts, and the items that mount them at their
-    paths (a ConfigMap key cannot hold a slash)."""
-    files = {"job.sh": JOB_SH}
+    """The ConfigMap with job.sh, the k6 and wrk scripts and the defaults file they read, and the
+    items that mount them at their paths, the scripts' own relative to the file as in the
+    repository (a ConfigMap key cannot hold a slash)."""
+    files = {"job.sh": JOB_SH, "lab/defaults.env": defaults.FILE}
     for path in sorted(load.K6_SCRIPTS.rglob("*.js")):
         files[f"k6/{path.relative_to(load.K6_SCRIPTS)}"] = path
     for path in sorted(load.WRK_SCRIPTS.glob("*.lua")):

@@ -3,6 +3,7 @@ options and make's variables."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import tempfile
 import unittest
@@ -43,7 +44,7 @@ class DefaultsFileTest(unittest.TestCase):
         self.assertEqual((defaults.text("SEARCH"), defaults.integer("SEARCH_STEPS")), (sat.scenario, sat.max_steps))
 
 
-DURATIONS = ("DURATION", "WARMUP", "HEAL_TIMEOUT", "SEARCH_STEP", "REQUEST_TIMEOUT")
+DURATIONS = ("DURATION", "WARMUP", "HEAL_TIMEOUT", "SEARCH_STEP", "REQUEST_TIMEOUT", "FILL_MAX_DURATION", "FILL_REQUEST_TIMEOUT")
 
 
 def expected(name: str, value: str):
@@ -96,6 +97,68 @@ class CommandLineTest(unittest.TestCase):
         self.assertEqual("none", self.parse("run", "--targets", "http://127.0.0.1:1", "--search", "none").search)
 
 
+class ScriptsTest(unittest.TestCase):
+    """The k6 and wrk scripts take a knob from the environment, else from defaults.env; with every
+    knob in the environment they need no file."""
+
+    KNOBS = ("RATE", "DURATION", "KEYS", "KEY_PREFIX", "VALUE_SIZE", "VUS", "MAX_VUS", "SLO_P99_MS",
+             "REQUEST_TIMEOUT", "MAX_ERROR_RATE", "RANGE_SIZE", "READ_SHARE")
+
+    def k6_options(self, script: str, env: dict) -> dict:
+        k6 = tools.k6()
+        if not Path(k6).exists():
+            self.skipTest("no k6 (make lab-tools)")
+        p = subprocess.run([k6, "inspect", "--include-system-env-vars", str(tools.LOADTESTS / "k6" / script)],
+                           capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"} | env, cwd="/")
+        if p.returncode:
+            raise AssertionError(p.stderr)
+        return json.loads(p.stdout)
+
+    def test_k6_takes_its_defaults_from_the_file_and_the_environment_wins(self):
+        main = self.k6_options("mixed.js", {})["scenarios"]["main"]
+        self.assertEqual((defaults.integer("RATE"), defaults.text("DURATION"), defaults.integer("MAX_VUS")),
+                         (main["rate"], main["duration"], main["maxVUs"]))
+        options = self.k6_options("get.js", {})
+        self.assertEqual([f"p(99)<{defaults.number('SLO_P99_MS'):g}"], options["thresholds"]["http_req_duration"])
+        self.assertEqual(77, self.k6_options("put.js", {"RATE": "77"})["scenarios"]["main"]["rate"])
+        fill = self.k6_options("fill.js", {})
+        self.assertEqual(defaults.integer("BATCH"), fill["batch"])
+        self.assertEqual(defaults.seconds("FILL_MAX_DURATION"), defaults.duration(fill["scenarios"]["main"]["maxDuration"]))
+
+    def test_k6_runs_on_the_environment_alone_and_says_what_is_missing(self):
+        env = {name: defaults.text(name) for name in self.KNOBS} | {"KVLAB_DEFAULTS": "/nonexistent", "RATE": "5"}
+        self.assertEqual(5, self.k6_options("get.js", env)["scenarios"]["main"]["rate"])
+        del env["KEYS"]
+        with self.assertRaisesRegex(AssertionError, "KEYS is not set and the defaults file /nonexistent cannot be read"):
+            self.k6_options("get.js", env)
+
+    def wrk_knobs(self, env: dict) -> str:
+        try:
+            wrk = tools.wrk()
+        except SystemExit as e:
+            self.skipTest(str(e))
+        with tempfile.TemporaryDirectory() as tmp:
+            script = Path(tmp) / "knobs.lua"
+            script.write_text(
+                f'local kvlab = dofile("{tools.LOADTESTS / "wrk2" / "kvlab.lua"}")\n'
+                'io.write(string.format("%d %s %d %d [%s]\\n", kvlab.keys, kvlab.prefix, kvlab.value_size, '
+                "kvlab.range_size, kvlab.replicas_param))\nos.exit(0)\n"
+            )
+            p = subprocess.run([wrk.path, "-t1", "-c1", "-d1s", "-s", str(script), "http://127.0.0.1:1"],
+                               capture_output=True, text=True, env={"PATH": "/usr/bin:/bin"} | env, timeout=30)
+        return (p.stdout + p.stderr).strip()
+
+    def test_wrk_takes_its_defaults_from_the_file_and_the_environment_wins(self):
+        d = defaults.text
+        self.assertEqual(f"{d('KEYS')} {d('KEY_PREFIX')} {d('VALUE_SIZE')} {d('RANGE_SIZE')} []", self.wrk_knobs({}))
+        self.assertEqual(f"7 {d('KEY_PREFIX')} {d('VALUE_SIZE')} {d('RANGE_SIZE')} [&replicas=2/3]",
+                         self.wrk_knobs({"KEYS": "7", "REPLICAS": "2/3"}))
+        self.assertIn("KEYS is not set and the defaults file /nonexistent cannot be read",
+                      self.wrk_knobs({"KVLAB_DEFAULTS": "/nonexistent"}))
+        alone = {"KVLAB_DEFAULTS": "/nonexistent", "KEYS": "3", "KEY_PREFIX": "x", "VALUE_SIZE": "8", "RANGE_SIZE": "2"}
+        self.assertEqual("3 x 8 2 []", self.wrk_knobs(alone))
+
+
 class MakeTest(unittest.TestCase):
     def test_make_passes_every_knob_with_the_file_default_and_a_command_line_value_wins(self):
         out = subprocess.run(
@@ -135,6 +198,27 @@ class MakeTest(unittest.TestCase):
         for part in ("--rate 777 ", "--sizes 20k,60k ", "--data /tmp/d", "--keep-data", "--memory-limit none "):
             self.assertIn(part, line)
         self.assertIn("--port 4321 ", self.scale_line(env=os.environ | {"PORT": "4321"}))
+
+    def test_lab_hotpath_takes_its_defaults_from_hotpath_env_and_the_command_line_has_them(self):
+        from lab import commands, hotpath
+
+        out = subprocess.run(
+            ["make", "-n", "-s", "lab-hotpath", "-o", "build", "-o", "lab-tools", "HOTPATH_PORT=4321"],
+            cwd=tools.ROOT, capture_output=True, text=True, check=True,
+        ).stdout
+        line = next(line for line in out.splitlines() if "-m lab hotpath" in line)
+        parsed = commands.parser("").parse_args(["hotpath"])
+        for name, value in hotpath.HOTPATH.items():
+            option = knob_option(name.removeprefix("HOTPATH_"))
+            self.assertIn(f"{option}='{4321 if name == 'HOTPATH_PORT' else value}'", line, name)
+            got = getattr(parsed, name.removeprefix("HOTPATH_").lower())
+            if name in ("HOTPATH_DURATION", "HOTPATH_WARMUP"):
+                value = defaults.duration(value)
+            elif name == "HOTPATH_GET_RATES":
+                value = tuple(int(x) for x in defaults.split(value))
+            self.assertEqual(type(got)(value), got, name)
+        self.assertEqual((defaults.integer("VALUE_SIZE"), defaults.integer("CONNECTIONS")),
+                         (parsed.value_size, parsed.connections))
 
     def test_the_scale_command_line_defaults_are_scale_env(self):
         from lab import scale, scalefigures

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import json
 import os
+import posixpath
+import re
 import shutil
 import subprocess
 import tempfile
@@ -15,7 +17,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import healing, profiling, promtext, report, runrecord, settings, tools
+from lab import defaults, healing, profiling, promtext, report, runrecord, settings, tools
 from lab.scenarios import phases as phase_scenario
 from lab.k8s import K8sConfig, cpu, executor, facts, kubectl, management, manifests, outputs, podfaults, podprofiling, release
 from lab.tests.test_healing import PAGE
@@ -146,11 +148,17 @@ class ManifestTest(unittest.TestCase):
     def test_configmap_holds_the_scripts_at_their_paths(self):
         cm, items = manifests.scripts_configmap("cm", "ns", {"a": "b"})
         paths = {i["path"]: i["key"] for i in items}
-        for path in ("job.sh", "k6/put.js", "k6/lib/kvlab.js", "wrk2/get.lua", "wrk2/kvlab.lua"):
+        for path in ("job.sh", "k6/put.js", "k6/lib/kvlab.js", "wrk2/get.lua", "wrk2/kvlab.lua", "lab/defaults.env"):
             self.assertIn(path, paths)
             self.assertNotIn("/", paths[path])
             self.assertIn(paths[path], cm["data"])
         self.assertIn("KVLAB-JOB", cm["data"]["job.sh"])
+        self.assertEqual(cm["data"][paths["lab/defaults.env"]], defaults.FILE.read_text())
+        # Each script library finds the defaults file where it finds it in the repository.
+        for lib, pattern in (("k6/lib/kvlab.js", r"KVLAB_DEFAULTS \|\| '([^']+)'"),
+                             ("wrk2/kvlab.lua", r'here \.\. "([^"]+)"')):
+            relative = re.search(pattern, cm["data"][paths[lib]]).group(1)
+            self.assertEqual("lab/defaults.env", posixpath.normpath(posixpath.join(posixpath.dirname(lib), relative)), lib)
 
 
 class JobScriptTest(unittest.TestCase):
