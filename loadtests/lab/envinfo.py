@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import psutil
+
 from . import tools
 
 
@@ -36,10 +38,7 @@ def cpu_model() -> str:
 
 
 def memory_gib() -> float:
-    for line in _read("/proc/meminfo").splitlines():
-        if line.startswith("MemTotal:"):
-            return int(line.split()[1]) / 1024 / 1024
-    return float("nan")
+    return psutil.virtual_memory().total / 1024**3
 
 
 def os_name() -> str:
@@ -55,11 +54,11 @@ def java_version(exe: str) -> str:
 
 
 def jvm(pid: int) -> dict:
-    cmdline = _read(f"/proc/{pid}/cmdline").split("\0")
     try:
-        exe = os.readlink(f"/proc/{pid}/exe")
-    except OSError:
-        exe = ""
+        p = psutil.Process(pid)
+        exe, cmdline = p.exe(), p.cmdline()
+    except psutil.Error:
+        exe, cmdline = "", []
     return {
         "pid": pid,
         "java": exe,

@@ -25,9 +25,10 @@ import time
 import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 
-from . import defaults, isolation, tools
+import psutil
+
+from . import defaults, isolation, procstat, tools
 from .load import log
 
 KINDS = ("kill", "pause", "cutoff")
@@ -215,7 +216,7 @@ class Pause(NodeProcessFault):
 
 @dataclass
 class Launch:
-    """How a process was started, read from /proc: enough to start it again the same way."""
+    """How a process was started (psutil): enough to start it again the same way."""
 
     argv: list[str]
     env: dict[str, str]
@@ -223,16 +224,14 @@ class Launch:
     log: str | None  # where its stdout went, when a file (appended to by the new process)
 
     @staticmethod
-    def of(pid: int, proc: Path = Path("/proc")) -> Launch:
-        base = proc / str(pid)
-        argv = [a.decode() for a in (base / "cmdline").read_bytes().split(b"\0") if a]
-        env = dict(
-            e.decode(errors="replace").partition("=")[::2] for e in (base / "environ").read_bytes().split(b"\0") if e
-        )
-        out = os.readlink(base / "fd" / "1") if (base / "fd" / "1").exists() else None
+    def of(pid: int) -> Launch:
+        p = psutil.Process(pid)
+        with p.oneshot():
+            argv, env, cwd = p.cmdline(), p.environ(), p.cwd()
+            out = next((f.path for f in p.open_files() if f.fd == 1), None)
         if not argv:
             raise RuntimeError(f"process {pid} has no command line (a zombie or a kernel thread)")
-        return Launch(argv, env, os.readlink(base / "cwd"), out if out and os.path.isfile(out) else None)
+        return Launch(argv, env, cwd, out if out and os.path.isfile(out) else None)
 
 
 def answers(target: str, timeout: float = 1.0) -> bool:
@@ -251,11 +250,7 @@ def _gone(pid: int, timeout_s: float = 10.0) -> None:
             if os.waitpid(pid, os.WNOHANG)[0] == pid:
                 return
         except ChildProcessError:
-            try:
-                stat = Path(f"/proc/{pid}/stat").read_text()
-            except FileNotFoundError:
-                return
-            if stat.rsplit(")", 1)[1].split()[0] in ("Z", "X"):
+            if not procstat.running(pid):
                 return
         time.sleep(0.01)
     raise RuntimeError(f"process {pid} still runs {timeout_s:g} s after SIGKILL")

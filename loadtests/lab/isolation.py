@@ -25,11 +25,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import psutil
+
 TABLE_PREFIX = "kvlab_cutoff_"
 CGROUP_PREFIX = "kvlab-cutoff-"
 # nft names a cgroup by its path under this directory, whatever the cgroup2 mount point below it.
 NFT_CGROUP_ROOT = Path("/sys/fs/cgroup")
-LISTEN = "0A"  # the state column of /proc/net/tcp
 
 
 def cgroup2_mount(mountinfo: str | None = None) -> Path | None:
@@ -115,34 +116,19 @@ def ruleset(key: str, ports: tuple[int, ...], flows: list[tuple[str, int, str, i
     )
 
 
-def _address(hex_text: str) -> str:
-    """An address of /proc/net/tcp{,6}: 32-bit words in the machine's byte order (little-endian)."""
-    raw = b"".join(bytes.fromhex(hex_text[i : i + 8])[::-1] for i in range(0, len(hex_text), 8))
-    a = ipaddress.ip_address(raw)
-    return str(a.ipv4_mapped) if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped else str(a)
-
-
-def flows_of(pid: int, proc: Path = Path("/proc")) -> list[tuple[str, int, str, int]]:
+def flows_of(pid: int) -> list[tuple[str, int, str, int]]:
     """The TCP connections process pid holds (not its listening sockets): local address, port,
     remote address, port. IPv4-mapped IPv6 addresses (a JVM's sockets) are given as IPv4."""
-    inodes = set()
-    for fd in (proc / str(pid) / "fd").iterdir():
-        with contextlib.suppress(OSError):
-            link = os.readlink(fd)
-            if link.startswith("socket:["):
-                inodes.add(link[8:-1])
-    flows = []
-    for name in ("tcp", "tcp6"):
-        path = proc / str(pid) / "net" / name
-        if not path.exists():
-            continue
-        for line in path.read_text().splitlines()[1:]:
-            f = line.split()
-            if len(f) < 10 or f[9] not in inodes or f[3] == LISTEN:
-                continue
-            (la, lp), (ra, rp) = (x.split(":") for x in (f[1], f[2]))
-            flows.append((_address(la), int(lp, 16), _address(ra), int(rp, 16)))
-    return flows
+
+    def plain(address: str) -> str:
+        a = ipaddress.ip_address(address)
+        return str(a.ipv4_mapped) if isinstance(a, ipaddress.IPv6Address) and a.ipv4_mapped else str(a)
+
+    return [
+        (plain(c.laddr.ip), c.laddr.port, plain(c.raddr.ip), c.raddr.port)
+        for c in psutil.Process(pid).net_connections(kind="tcp")
+        if c.raddr and c.status != psutil.CONN_LISTEN
+    ]
 
 
 def cgroup_of(pid: int) -> str:

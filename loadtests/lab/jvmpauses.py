@@ -4,10 +4,10 @@ still in them, and of those, the garbage collector's pauses."""
 
 from __future__ import annotations
 
-import os
-import pwd
 import struct
 from dataclasses import dataclass
+
+import psutil
 
 MAGIC = 0xCAFEC0C0
 HEADER = "iiqii"  # used, overflow, modification time, offset of the first entry, number of entries
@@ -16,8 +16,7 @@ ENTRY = "iiicccci"  # entry length, name offset, vector length, type, flags, uni
 
 def perf_file(pid: int) -> str:
     """Where the JVM of this process keeps its counters: /tmp (not java.io.tmpdir), by its user's name."""
-    user = pwd.getpwuid(os.stat(f"/proc/{pid}").st_uid).pw_name
-    return f"/tmp/hsperfdata_{user}/{pid}"
+    return f"/tmp/hsperfdata_{psutil.Process(pid).username()}/{pid}"
 
 
 def read_counters(data: bytes) -> dict[str, int]:
@@ -68,7 +67,7 @@ def sample(pids: list[int]) -> dict[int, Pauses]:
         try:
             with open(perf_file(pid), "rb") as f:
                 found[pid] = pauses(read_counters(f.read()))
-        except (OSError, KeyError, ValueError, struct.error):
+        except (OSError, KeyError, ValueError, struct.error, psutil.Error):
             continue
     return found
 

@@ -11,6 +11,8 @@ from collections.abc import Callable
 from pathlib import Path
 from urllib.parse import urlparse
 
+import psutil
+
 from . import envinfo, faults, healing, isolation, load, nodeseries, profiling, promtext
 from .executor import CleansFaults, Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics
 from .load import LoadSpec, log
@@ -28,9 +30,10 @@ def check_nodes(targets: list[str], pids: list[int]) -> None:
         except OSError as e:
             raise SystemExit(f"{t} does not answer /v0/status: {e}") from e
     for pid in pids:
-        if not Path(f"/proc/{pid}").exists():
-            raise SystemExit(f"no process {pid}")
-        exe = os.path.basename(os.readlink(f"/proc/{pid}/exe"))
+        try:
+            exe = os.path.basename(psutil.Process(pid).exe())
+        except psutil.NoSuchProcess as e:
+            raise SystemExit(f"no process {pid}") from e
         if exe != "java":
             raise SystemExit(f"process {pid} is {exe}, not a JVM")
 
@@ -72,7 +75,7 @@ class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNode
 
     def after_phase(self, label: str) -> None:
         for n in self.nodes:
-            if not Path(f"/proc/{n.pid}").exists():
+            if not psutil.pid_exists(n.pid):
                 raise SystemExit(f"node {n.name} (pid {n.pid}) is gone after phase {label}")
 
     def close(self) -> None:

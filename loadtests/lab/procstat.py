@@ -31,10 +31,10 @@ def process_cpu_seconds(pid: int) -> float:
 
 
 def running(pid: int) -> bool:
-    """Whether the process exists and has not exited (a child not yet reaped is a zombie, state Z)."""
+    """Whether the process exists and has not exited (a child not yet reaped is a zombie)."""
     try:
-        return read_stat(f"/proc/{pid}/stat")[1][0] not in ("Z", "X")
-    except (OSError, IndexError):
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.Error:
         return False
 
 

@@ -1,71 +1,71 @@
 """A node's Prometheus page (/actuator/prometheus on its management port): read, parsed into
-series, and summed by metric name and labels. Python's standard library only.
+series (prometheus_client's parser), and summed by metric name and labels.
 
-A parsed page is a dict from each series as the page writes it, the metric name followed by its
-labels in braces when it has any (`jvm_gc_pause_seconds_sum{action="end of minor GC",...}`), to
-its value. That is what an executor's node_metrics() returns per node (lab.nodeseries).
+A parsed page is a dict from each series, the sample's name followed by its labels in braces when
+it has any (`jvm_gc_pause_seconds_sum{action="end of minor GC",...}`), to its value. That is what
+an executor's node_metrics() returns per node (lab.nodeseries).
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import functools
 import http.client
 import math
 import urllib.error
 import urllib.request
 
+from prometheus_client.parser import text_string_to_metric_families
+
 PAGE_PATH = "/actuator/prometheus"
 
 
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def series(name: str, labels: dict[str, str]) -> str:
+    """A series as the text format writes it: name{label="value",...}, or the name alone."""
+    if not labels:
+        return name
+    return name + "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
+
+
+def _samples(text: str) -> dict[str, float]:
+    return {
+        series(s.name, s.labels): float(s.value)
+        for family in text_string_to_metric_families(text)
+        for s in family.samples
+    }
+
+
 def parse(text: str) -> dict[str, float]:
-    """Every sample line of a Prometheus text page, by series; comments and unreadable lines are skipped."""
-    page: dict[str, float] = {}
-    for line in text.splitlines():
-        if not line or line[0] == "#":
-            continue
-        brace = line.find("{")
-        if brace >= 0:
-            close = line.rfind("}")
-            if close < brace:
-                continue
-            series, rest = line[: close + 1], line[close + 1 :]
-        else:
-            series, _, rest = line.partition(" ")
-        fields = rest.split()
-        if not fields:
-            continue
-        try:
-            page[series] = float(fields[0])
-        except ValueError:
-            continue
-    return page
+    """Every sample of a Prometheus text page, by series. A page the parser refuses (a line that is
+    no sample) is read line by line, the lines it cannot read left out."""
+    try:
+        return _samples(text)
+    except ValueError:
+        page: dict[str, float] = {}
+        for line in text.splitlines():
+            if line.strip() and not line.startswith("#"):
+                try:
+                    page |= _samples(line + "\n")
+                except ValueError:
+                    continue
+        return page
 
 
-def labels(series: str) -> tuple[str, dict[str, str]]:
-    """A series' metric name and labels: 'a{x="1",y="b,c"}' -> ('a', {'x': '1', 'y': 'b,c'})."""
-    name, brace, inside = series.partition("{")
-    if not brace:
-        return name, {}
-    inside = inside[: inside.rfind("}")]
-    found: dict[str, str] = {}
-    i = 0
-    while i < len(inside):
-        eq = inside.find("=", i)
-        if eq < 0:
-            break
-        key = inside[i:eq].strip().lstrip(",").strip()
-        j = eq + 2  # past ="
-        value = []
-        while j < len(inside) and inside[j] != '"':
-            if inside[j] == "\\" and j + 1 < len(inside):
-                j += 1
-                value.append({"n": "\n"}.get(inside[j], inside[j]))
-            else:
-                value.append(inside[j])
-            j += 1
-        found[key] = "".join(value)
-        i = j + 1
-    return name, found
+@functools.lru_cache(maxsize=4096)
+def _labels(text: str) -> tuple[str, tuple[tuple[str, str], ...]]:
+    (family,) = text_string_to_metric_families(text + " 0\n")
+    (sample,) = family.samples
+    return sample.name, tuple(sample.labels.items())
+
+
+def labels(text: str) -> tuple[str, dict[str, str]]:
+    """A series' name and labels: 'a{x="1",y="b,c"}' -> ('a', {'x': '1', 'y': 'b,c'})."""
+    name, pairs = _labels(text)
+    return name, dict(pairs)
 
 
 def total(page: dict[str, float], name: str, **want: str) -> float | None:

@@ -5,6 +5,7 @@ executor."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -222,30 +223,23 @@ class LocalExecutorFaultsTest(unittest.TestCase):
 
 
 class IsolationTest(unittest.TestCase):
-    def test_connections_are_read_from_proc_with_mapped_addresses_as_ipv4(self):
-        with tempfile.TemporaryDirectory() as tmp:
-            proc = Path(tmp)
-            (proc / "7" / "fd").mkdir(parents=True)
-            (proc / "7" / "net").mkdir()
-            for fd, inode in (("3", "1001"), ("4", "1002"), ("5", "1003")):
-                os.symlink(f"socket:[{inode}]", proc / "7" / "fd" / fd)
-            os.symlink("/dev/null", proc / "7" / "fd" / "0")
-            head = "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n"
-            (proc / "7" / "net" / "tcp").write_text(
-                head
-                + "   0: 0100007F:206A 0100007F:A1B2 01 00000000:00000000 00:00000000 00000000     0        0 1001\n"
-                + "   1: 0100007F:2071 0100007F:C000 01 00000000:00000000 00:00000000 00000000     0        0 9999\n"
-            )
-            (proc / "7" / "net" / "tcp6").write_text(
-                head
-                + "   0: 0000000000000000FFFF00000100007F:C350 0000000000000000FFFF00000100007F:206B 01 0:0 0:0 0 0 0 1002\n"
-                + "   1: 00000000000000000000000000000000:206A 00000000000000000000000000000000:0000 0A 0:0 0:0 0 0 0 1003\n"
-                + "   2: 00000000000000000000000001000000:C351 00000000000000000000000001000000:206C 01 0:0 0:0 0 0 0 1003\n"
-            )
-            self.assertEqual(
-                [("127.0.0.1", 8298, "127.0.0.1", 41394), ("127.0.0.1", 50000, "127.0.0.1", 8299), ("::1", 50001, "::1", 8300)],
-                isolation.flows_of(7, proc),
-            )
+    def test_a_process_connections_with_mapped_addresses_as_ipv4_and_no_listening_socket(self):
+        with contextlib.ExitStack() as stack:
+            v4 = stack.enter_context(socket.create_server(("127.0.0.1", 0)))
+            dual = stack.enter_context(socket.create_server(("::", 0), family=socket.AF_INET6, dualstack_ipv6=True))
+            client = stack.enter_context(socket.create_connection(v4.getsockname()[:2]))
+            mapped = stack.enter_context(socket.create_connection(("127.0.0.1", dual.getsockname()[1])))
+            accepted = stack.enter_context(dual.accept()[0])
+            stack.enter_context(v4.accept()[0])
+            flows = isolation.flows_of(os.getpid())
+            port, dual_port = v4.getsockname()[1], dual.getsockname()[1]
+            client_port, mapped_port, accepted_at = client.getsockname()[1], mapped.getsockname()[1], accepted.getsockname()[0]
+        self.assertIn(("127.0.0.1", client_port, "127.0.0.1", port), flows)
+        self.assertIn(("127.0.0.1", port, "127.0.0.1", client_port), flows)
+        # The dual-stack server's end of the connection is ::ffff:127.0.0.1 in the kernel's table.
+        self.assertEqual("::ffff:127.0.0.1", accepted_at)
+        self.assertIn(("127.0.0.1", dual_port, "127.0.0.1", mapped_port), flows)
+        self.assertFalse([f for f in flows if f[1] in (port, dual_port) and f[3] == 0], "no listening socket")
 
     def test_the_rules_drop_the_ports_both_directions_of_each_connection_and_the_cgroup(self):
         rules = isolation.ruleset(

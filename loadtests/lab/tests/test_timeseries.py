@@ -196,6 +196,10 @@ class PromTextTest(unittest.TestCase):
         p = promtext.parse('m{a="x,y"} 2\nm{a="z"} 3 1700000000000\n# HELP m x\nbroken line\n')
         self.assertEqual(promtext.total(p, "m"), 5.0)
         self.assertEqual(promtext.total(p, "m", a="x,y"), 2.0)
+        # Micrometer ends a series' labels with a comma; a label's value may hold escapes.
+        p = promtext.parse('# TYPE g gauge\ng{area="heap",id="a\\nb",} 7.0\ng{area="nonheap",} NaN\n')
+        self.assertEqual(promtext.total(p, "g", area="heap"), 7.0)
+        self.assertEqual(("g", {"area": "heap", "id": "a\nb"}), promtext.labels(next(iter(p))))
 
     def test_a_node_that_does_not_answer_is_a_reason_not_an_exception(self):
         got = promtext.fetch_all({"n0": "http://127.0.0.1:9"}, timeout=0.5)
