@@ -34,13 +34,13 @@
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
 #
-# Every knob of loadtests/lab/defaults.env (its defaults and what each does) is a make variable
-# here and an option of `python -m lab` (RATE=800 is --rate=800): RATE (500/s), DURATION (30s),
-# WARMUP (60s), PHASES (fill,put,get,mixed; also range, status, and outage: the mixed load with the
-# last node paused for its middle third, then the wait for the cluster to heal), KEYS, VALUE_SIZE,
-# REPLICAS (ack/from), TOOL (k6 | wrk), EVENTS (cpu,alloc,lock,wall | none), SLO_P99_MS (10),
-# SEARCH (get | none: the short saturation search after the phases), SEARCH_STEPS, SEARCH_STEP, ...,
-# FAULTS (SCENARIO=faults: kind@at+for,... with kinds kill, pause, cutoff; kill:n1@20+15 names a node).
+# Every knob of loadtests/lab/defaults.env (its default and what each does) is a make variable
+# here and an option of `python -m lab` (RATE=800 is --rate=800): RATE, DURATION, WARMUP, PHASES
+# (also range, status, and outage: the mixed load with the last node paused for its middle third,
+# then the wait for the cluster to heal), KEYS, VALUE_SIZE, REPLICAS (ack/from), TOOL (k6 | wrk),
+# EVENTS (cpu,alloc,lock,wall | none), SLO_P99_MS, SEARCH (get | none: the short saturation search
+# after the phases), SEARCH_STEPS, SEARCH_STEP, ..., FAULTS (SCENARIO=faults: kind@at+for,... with
+# kinds kill, pause, cutoff; kill:n1@20+15 names a node).
 # More: NAME (local), PIDS (the nodes `make up` started, data/run/*.pid), COMPARE (a report; default
 # the latest other), LAB_ARGS (more options of `python -m lab run --help`).
 
