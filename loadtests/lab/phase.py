@@ -64,8 +64,8 @@ class Phase:
     def execute(self) -> dict:
         self.announce()
         heal_before = self.run.heal_sample()
-        prepared = self.executor.prepare(self.spec, self.out, self.label)
         companions = [c for make in COMPANIONS if (c := make(self.run, self.spec, self.faults)) is not None]
+        prepared = self.executor.prepare(self.spec, self.out, self.label)
         pr, prof, sampler = self.load(prepared, companions)
         heal = self.heal()
         heal_after = self.run.heal_sample()
