@@ -8,6 +8,7 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from xml.etree import ElementTree
 
 LOADTESTS = Path(__file__).resolve().parent.parent
 ROOT = LOADTESTS.parent
@@ -26,6 +27,13 @@ def _versions() -> dict[str, str]:
 
 
 PINS = _versions()
+
+
+@functools.cache
+def project_version() -> str:
+    """kvlab's version, the root pom.xml's own (the images are tagged with it: mk/image.mk)."""
+    pom = ElementTree.parse(ROOT / "pom.xml").getroot()
+    return pom.findtext("{http://maven.apache.org/POM/4.0.0}version")
 
 
 def spawn(argv: list[str], out, **popen) -> subprocess.Popen:

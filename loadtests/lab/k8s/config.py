@@ -15,7 +15,7 @@ class K8sConfig:
     helm: str = "helm"
     k6_pods: int = 2
     k6_image: str = f"kvlab/k6:{tools.PINS['K6_VERSION'].lstrip('v')}"
-    wrk_image: str = "kvlab/wrk:0.1.0"
+    wrk_image: str = f"kvlab/wrk:{tools.project_version()}"
     k6_resources: str = "requests.cpu=200m,requests.memory=128Mi,limits.memory=1Gi"
     wrk_resources: str = "requests.cpu=100m,requests.memory=32Mi,limits.memory=256Mi"
     start_timeout_s: int = 120  # for the pods of a phase to run

@@ -331,6 +331,13 @@ class MergeTest(unittest.TestCase):
         self.assertIsNone(rows[1]["p99"])
 
 
+class K8sConfigTest(unittest.TestCase):
+    def test_the_default_wrk_image_is_the_one_make_builds(self):
+        out = subprocess.run(["make", "-s", "-n", "--eval=print-wrk-image: ; @echo $(WRK_IMAGE)", "print-wrk-image"],
+                             cwd=tools.ROOT, capture_output=True, text=True, check=True).stdout.split()
+        self.assertEqual(["echo", K8sConfig().wrk_image], out[-2:])
+
+
 class PodProfilingTest(unittest.TestCase):
     def test_runs_profile_pod_sh_and_keeps_its_graph_under_the_usual_name(self):
         with tempfile.TemporaryDirectory() as tmp:
