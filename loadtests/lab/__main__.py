@@ -23,6 +23,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from . import check, defaults, faults, isolation, replication_cost, runner
+from .report.verdicts import gate
 
 # Every option's default: defaults.env, through the run's settings.
 D = runner.RunConfig(targets=[], pids=[])
@@ -116,11 +117,23 @@ def _common(p: argparse.ArgumentParser) -> None:
         help="after an outage phase, how long to wait for the hints to be replayed and a repair round "
         f"between every two nodes ({D.heal_timeout_s}s)",
     )
+    _gate(p, defaults.text("GATE"))
     p.add_argument("--fill-vus", type=int, default=D.fill_vus, help=f"fill: k6 VUs ({D.fill_vus})")
     p.add_argument("--batch", type=int, default=D.batch, help=f"fill: requests in flight per VU ({D.batch})")
     p.add_argument("--reports-dir", type=Path, default=D.reports_dir)
     p.add_argument("--compare", type=Path, default=None, help="a report to compare with (the latest other)")
     _k8s(p)
+
+
+def _gate(p: argparse.ArgumentParser, default: str) -> None:
+    p.add_argument(
+        "--gate",
+        choices=gate.MODES,
+        default=default,
+        help="once the report is written, exit 99 when a verdict row fails that gates: all (data or "
+        "performance: the SLO, a benchmark's target), data (acknowledged writes lost, keys not stored, a "
+        f"cluster that did not heal), none (report only) ({default})",
+    )
 
 
 SEARCHES = ["get", "put", "mixed", "range", "status"]
@@ -373,6 +386,7 @@ def main(argv: list[str]) -> int:
     p_hot.add_argument("--name", default="hotpath")
     p_hot.add_argument("--reports-dir", type=Path, default=D.reports_dir)
     p_hot.add_argument("--compare", type=Path, default=None)
+    _gate(p_hot, defaults.text("GATE"))
 
     from . import scale, scalefigures
 
@@ -405,10 +419,12 @@ def main(argv: list[str]) -> int:
     p_scale.add_argument("--name", default=C.name)
     p_scale.add_argument("--reports-dir", type=Path, default=C.reports_dir)
     p_scale.add_argument("--compare", type=Path, default=None)
+    _gate(p_scale, defaults.text("GATE"))
 
     p_rep = sub.add_parser("report", help="(re)write report.md and report.html of a run directory")
     p_rep.add_argument("run_dir", type=Path)
     p_rep.add_argument("--compare", type=Path, default=None)
+    _gate(p_rep, "none")
 
     p_check = sub.add_parser("check", help="check that a run's report has every part; exit 1 if not")
     p_check.add_argument("run_dir", type=Path)
@@ -484,25 +500,20 @@ def main(argv: list[str]) -> int:
             )
         )
     elif a.command == "scale":
-        out, survived = scale.run_scale(
+        out, _ = scale.run_scale(
             scale.ScaleConfig(
                 sizes=a.sizes, rate=a.rate, duration_s=a.duration, warmup_s=a.warmup, value_size=a.value_size,
                 memory_limit=a.memory_limit, port=a.port, data=a.data, keep_data=a.keep_data, jar=a.jar,
                 name=a.name, reports_dir=a.reports_dir, compare=a.compare,
             )
         )
-        print(f"report: {runner.tools.rel(out / 'report.html')} and {runner.tools.rel(out / 'report.md')}")
-        if not survived:
-            print("scale: the node did not survive or a fill did not store every key (see the report)", file=sys.stderr)
-            return 1
-        return 0
     else:
         from . import report
 
         report.generate(a.run_dir, a.compare)
-        return 0
+        return gate.judge(a.run_dir, a.gate)
     print(f"report: {runner.tools.rel(out / 'report.html')} and {runner.tools.rel(out / 'report.md')}")
-    return 0
+    return gate.judge(out, a.gate)
 
 
 if __name__ == "__main__":

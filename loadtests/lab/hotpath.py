@@ -31,7 +31,8 @@ class HotpathConfig:
     warmup_s: int = 30
     connections: int = 64
     tool: str = "wrk"
-    max_ratio: float = 2.0
+    max_ratio: float = 2.0  # an operation's server CPU per request, at most this times the no-op route's
+    min_rate_share: float = 0.99  # a phase held its rate when it achieved this share of it
     slo_p99_ms: float = 10.0
     flamegraphs: bool = False
     name: str = "hotpath"
@@ -44,7 +45,7 @@ def _n(v: float) -> str:
 
 
 def _check(row: dict, rate: int, cfg: HotpathConfig) -> str:
-    held = row["achieved"] >= rate * 0.99
+    held = row["achieved"] >= rate * cfg.min_rate_share
     fast = row["p99"] < cfg.slo_p99_ms
     cheap = row["ratio"] <= cfg.max_ratio
     return (

@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from urllib.parse import urlparse
 
+from . import search as search_rule
 from . import defaults, envinfo, faults, healing, isolation, load, nodeseries, profiling, promtext, recovery, timeseries, tools
 from .load import LoadSpec, log
 from .results import worst
@@ -574,22 +575,15 @@ def run_saturation(cfg: RunConfig, sat: Saturation, executor=None) -> Path:
         return run.finish()
 
 
-# The lowest rate a search steps down to when its first step fails.
-MIN_SEARCH_RATE = 50
-
-
 def search(run: Run, sat: Saturation, events: list[str]) -> dict:
     """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail
-    (down, when the first step fails already, until a rate holds); run.json's "saturation" holds the steps and the highest rate sustained, and each step's phase
+    (down, when the first step fails already, until a rate holds), then bisects between the last
+    rate that held and the first that failed (lab.search); run.json's "saturation" holds the steps and the highest rate sustained, and each step's phase
     record is marked saturation_step."""
     cfg = run.cfg
     steps = []
-    rate = sat.start_rate
-    reason = f"reached the step limit ({sat.max_steps} steps)"
-    while len(steps) < sat.max_steps:
-        if rate > sat.max_rate:
-            reason = f"reached the highest rate allowed ({sat.max_rate}/s)"
-            break
+    while (nxt := search_rule.next_rate(steps, sat.start_rate, sat.factor, sat.max_rate, sat.max_steps)).rate:
+        rate = nxt.rate
         label = f"{sat.scenario}@{rate}"
         rec = run.phase(cfg.spec(sat.scenario, rate, sat.step_duration_s), label, events)
         rec["saturation_step"] = True
@@ -605,6 +599,7 @@ def search(run: Run, sat: Saturation, events: list[str]) -> dict:
             "p99_ms": p99,
             "error_rate": r.get("error_rate", 0),
             "ok": not (behind or failing or slow),
+            "bisect": nxt.bisect,
         }
         steps.append(step)
         run.doc["saturation"] = {**asdict(sat), "slo_p99_ms": cfg.slo_p99_ms, "steps": steps}
@@ -617,22 +612,14 @@ def search(run: Run, sat: Saturation, events: list[str]) -> dict:
                 why.append(f"achieved {r['achieved_rate']:.0f}/s < {rate}/s - {sat.tolerance * 100:g}%")
             if failing:
                 why.append(f"{r['error_rate'] * 100:.2f}% of requests failed")
-            reason = f"at {rate}/s: " + "; ".join(why)
-            lower = int(rate / sat.factor)
-            if any(s["ok"] for s in steps) or lower < MIN_SEARCH_RATE:
-                break
-            # Not even the first rate held: step down until one does, so the search still answers.
-            rate = lower
-            continue
-        if len(steps) > 1 and steps[-2]["rate"] > rate:
-            break  # stepping down, the first rate that held: the reason is the step above's
-        nxt = int(round(rate * sat.factor))
-        rate = nxt if nxt > rate else rate + 1
+            step["why"] = "; ".join(why)
+    reason = nxt.reason
     passed = [s["rate"] for s in steps if s["ok"]]
     run.doc["saturation"] = {
         **asdict(sat),
         "slo_p99_ms": cfg.slo_p99_ms,
         "steps": steps,
+        "precision": search_rule.PRECISION,
         "max_sustainable_rate": max(passed) if passed else None,
         "stop_reason": reason,
     }

@@ -1,0 +1,75 @@
+"""The fixed-rate run's verdict: every measured phase against the SLO (the asked rate achieved, p99,
+failed requests), an outage phase by its recovery, healing and ledger instead, and the highest rate
+the short search after the phases sustained."""
+
+from __future__ import annotations
+
+from .. import fmt, headline
+from . import faults, fill, phases, saturation
+from .rows import Part, listing
+
+
+def question(run: dict) -> str:
+    slo = run.get("config", {}).get("slo_p99_ms")
+    text = (
+        f"Does the cluster serve each phase at the rate it asks for within the SLO (p99 ≤ {slo:g} ms, "
+        f"≤ {fmt.pct(phases.max_error_rate(run), 0)} failed)"
+    )
+    if (run.get("saturation") or {}).get("steps"):
+        text += f", and how much {run['saturation'].get('scenario', '?')} can it take"
+    if any(phases.has_faults(p) for p in run.get("phases", [])):
+        text += ", and does it lose anything when a node stops"
+    return text + "?"
+
+
+def answer(run: dict, fixed: list[dict]) -> str:
+    parts = []
+    missed = [(p["label"], phases.misses(run, p)) for p in fixed]
+    missed = [(label, why) for label, why in missed if why]
+    if not fixed:
+        parts.append("No fixed-rate phase was measured")
+    elif not missed:
+        span = phases.fastest(fixed)
+        asked = {p["result"].get("requested_rate") for p in fixed}
+        text = {1: "The phase", 2: "Both phases"}.get(len(fixed), f"All {len(fixed)} phases") + " met the SLO"
+        if len(asked) == 1 and None not in asked:
+            text += f" at {fmt.rate(asked.pop())}/s"
+        if span:
+            text += f" (p99 {fmt.ms(span[0])}–{fmt.ms(span[1])} ms)" if span[0] != span[1] else f" (p99 {fmt.ms(span[0])} ms)"
+        parts.append(text)
+    else:
+        named = listing([f"{label} ({', '.join(why)})" for label, why in missed])
+        parts.append(f"{len(missed)} of {len(fixed)} phases missed the SLO: {named}")
+    for p in run.get("phases", []):
+        if phases.has_faults(p):
+            parts.append(f"{p['label']}: {faults.summary(p)}; {faults.consequences(p)}")
+    sat = run.get("saturation") or {}
+    if sat.get("steps"):
+        held, _ = saturation.bracket(run)
+        parts.append(
+            f"the short search sustained {fmt.rate(held['rate'])}/s of {sat.get('scenario', '?')}"
+            if held
+            else f"the short search sustained no rate of {sat.get('scenario', '?')} it tried"
+        )
+    return "; ".join(parts) + "."
+
+
+def build(run: dict) -> Part:
+    title = f"{headline.where(run, 'fixed-rate phases')}: {headline.cluster(run)} at {headline.rates(run)}"
+    fixed = phases.fixed_rate(run)
+    out = fill.rows(run)
+    notes = []
+    for p in run.get("phases", []):
+        if p in fixed:
+            out.append(phases.slo_row(run, p))
+        elif phases.has_faults(p) and not p.get("warmup"):
+            out += faults.rows(run, p)
+    if any(phases.uncorrected(p) for p in fixed):
+        notes.append(
+            "A p99 marked \"from the send\" is Debian's wrk's: it times each request from its send, so a "
+            "stall's queueing is not in it (see the tool notes)."
+        )
+    if any(phases.has_faults(p) for p in run.get("phases", [])):
+        notes.append(faults.note(run))
+    out += saturation.rows(run, gated=False)
+    return Part(title, question(run), answer(run, fixed), out, notes, [p["label"] for p in fixed])
