@@ -16,6 +16,9 @@ from .rows import row
 
 # Thresholds loadtests/k6/lib/kvlab.js sets only to keep a submetric in the summary: always true.
 BOOKKEEPING = {"count>=0", "max>=0"}
+# k6's built-in trends of time, in ms.
+TIMES = {"http_req_duration", "http_req_waiting", "http_req_blocked", "http_req_connecting", "http_req_sending",
+         "http_req_receiving", "http_req_tls_handshaking", "iteration_duration"}
 NAMED = 3  # crossed thresholds the row names; the table lists them all
 DURATION = re.compile(r"http_req_duration(?:\{op:(\w+)\})?")
 
@@ -56,7 +59,10 @@ def observed(result: dict, metric: str, expression: str, recorded: float | None)
         return (series["percentiles"].get("p99") if series else None), "ms"
     if len(result.get("pods") or []) > 1:
         return None, ""
-    return recorded, "ms" if metric.startswith("http_req_duration") else ""
+    if aggregation == "rate":
+        return recorded, "share"
+    timed = aggregation != "count" and metric.split("{")[0] in TIMES
+    return recorded, "ms" if timed else ""
 
 
 def _text(value: float | None, unit: str) -> str:
