@@ -4,7 +4,9 @@ gates, k6's thresholds, a phase's ledger, and the gate's exit codes."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import io
 import json
 import tempfile
 import unittest
@@ -192,7 +194,7 @@ class SyntheticTest(unittest.TestCase):
         slow["result"] |= {"achieved_rate": 900.0, "error_rate": 0.05}
         v = verdicts.build(lab_run(slow))
         self.assertEqual("fail", v["rows"][0]["status"])
-        self.assertEqual("1 of 1 phases missed the SLO: put (900 of 1 000/s, 5.00% failed).", v["answer"])
+        self.assertEqual("The phase missed the SLO: put (900 of 1 000/s, 5.00% failed).", v["answer"])
 
     def test_an_outage_phase_answers_by_recovery_healing_and_ledger_not_by_the_slo(self):
         outage = phase("mixed", 50.0, 500, False)
@@ -310,18 +312,31 @@ class CommandTest(unittest.TestCase):
         self.addCleanup(tmp.cleanup)
         self.root = Path(tmp.name)
 
+    def main(self, *argv: str) -> tuple[int, str]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            code = cli.main(list(argv))
+        return code, out.getvalue()
+
     def test_report_prints_the_verdict_and_gates_only_when_asked(self):
         d = write_run(self.root, "20260101-000000-lab", 2.0)  # p99 over the SLO in every phase
-        self.assertEqual(0, cli.main(["report", str(d)]))
-        self.assertEqual(gate.FAILED, cli.main(["report", str(d), "--gate", "all"]))
-        self.assertEqual(0, cli.main(["report", str(d), "--gate", "data"]))
+        code, out = self.main("report", str(d))
+        self.assertEqual(0, code)
+        self.assertIn("verdict: kvlab fixed-rate phases: 1 node, replicas 1/1, k6 at 1 000–2 000/s\n", out)
+        self.assertIn("  FAILED (gates performance) put: 995 of 1 000/s (99.5%), p99 20.5 ms, 0.10% failed", out)
+        self.assertIn("gate none: the verdict failed; reporting only", out)
+        code, out = self.main("report", str(d), "--gate", "all")
+        self.assertEqual(gate.FAILED, code)
+        self.assertIn(f"gate all: FAILED, 2 rows that gate performance failed; see {d}/report.html", out)
+        self.assertEqual((0, True), (lambda c, o: (c, "gate data: passed" in o))(*self.main("report", str(d), "--gate", "data")))
         verdict = json.loads((d / "verdict.json").read_text())
         self.assertFalse(verdict["passed"])
         self.assertEqual(["put", "get"], [r["check"] for r in verdict["rows"] if r["status"] == "fail"])
 
     def test_a_run_without_a_verdict_fails_a_gate(self):
-        self.assertEqual(1, gate.judge(self.root, "data"))
-        self.assertEqual(0, gate.judge(self.root, "none"))
+        with contextlib.redirect_stdout(io.StringIO()):
+            self.assertEqual(1, gate.judge(self.root, "data"))
+            self.assertEqual(0, gate.judge(self.root, "none"))
 
     def test_the_verdict_is_a_function_of_the_run(self):
         run = fixture("faults")
