@@ -2,15 +2,16 @@
 
     python -m lab check RUN_DIR
 
-A report has: a title of its kind of run that names the configuration (nodes, replicas, tool,
-rate) and, right under it, the verdict box: the run's question and answer, a row for everything
-its kind is judged on, k6's thresholds, all as verdict.json beside it says (lab.checkverdict); the command that started it and the exact load and profiler commands;
-the environment; findings and a conclusion section; per measured phase the requested and achieved
-rate, a percentile table from 50 % to 100 %, a percentile-spectrum plot and flame graphs that were
-really written; a time-series figure for every phase that recorded a time series; the saturation
-curve when a search ran; when the nodes' healing counters were read, a healing table with a row per
-phase, and for an outage phase hints written and replayed and a cluster that healed; a comparison
-section; and a self-contained report.html, the Markdown rendered, with the plots embedded.
+A report has: a title of its kind of run that names the configuration (nodes, replicas, tool, rate)
+and, right under it, the verdict box: the run's question and answer, a row for everything its kind
+is judged on and k6's thresholds, as verdict.json beside it says (lab.checkverdict); the command
+that started it and the exact load and profiler commands; the environment; findings and a conclusion
+section; per measured phase the requested and achieved rate, a percentile table from 50 % to 100 %,
+a percentile-spectrum plot and flame graphs that were really written; a time-series figure for every
+phase that recorded a time series; the saturation curve when a search ran; when the nodes' healing
+counters were read, a healing table with a row per phase, and for an outage phase hints written and
+replayed and a cluster that healed; a comparison section; and a self-contained report.html, the
+Markdown rendered, with the plots embedded.
 """
 
 from __future__ import annotations

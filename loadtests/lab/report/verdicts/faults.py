@@ -109,14 +109,8 @@ def summary(phase: dict) -> str:
 def consequences(phase: dict) -> str:
     """Whether the cluster healed and what the ledger found, in a clause."""
     heal = phase.get("heal") or {}
-    text = "the cluster healed" if heal.get("healed") else f"the cluster did not heal ({heal.get('why') or 'not waited for'})"
-    led = phase.get("ledger")
-    if not led:
-        return text + "; acknowledged writes were not checked"
-    acknowledged = (led.get("acknowledged_writes") or 0) + (led.get("acknowledged_deletes") or 0)
-    if not led.get("checked"):
-        return text + f"; acknowledged writes were not checked ({led.get('why_not_checked') or 'no read-back'})"
-    return text + f"; {fmt.rate(led.get('lost') or 0)} of {fmt.rate(acknowledged)} acknowledged writes lost"
+    healed = "the cluster healed" if heal.get("healed") else f"the cluster did not heal ({heal.get('why') or 'not waited for'})"
+    return f"{healed}; {ledger.summary(phase)}"
 
 
 def build(run: dict) -> Part:

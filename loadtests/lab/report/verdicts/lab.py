@@ -1,11 +1,11 @@
 """The fixed-rate run's verdict: every measured phase against the SLO (the asked rate achieved, p99,
-failed requests), an outage phase by its recovery, healing and ledger instead, and the highest rate
-the short search after the phases sustained."""
+failed requests) and its ledger when it kept one, an outage phase by its recovery, healing and
+ledger instead, and the highest rate the short search after the phases sustained."""
 
 from __future__ import annotations
 
 from .. import fmt, headline
-from . import faults, fill, phases, saturation
+from . import faults, fill, ledger, phases, saturation
 from .rows import Part, listing
 
 
@@ -67,7 +67,7 @@ def build(run: dict) -> Part:
     notes = []
     for p in run.get("phases", []):
         if p in fixed:
-            out.append(phases.slo_row(run, p))
+            out += [phases.slo_row(run, p), *ledger.rows(p)]
         elif p in faulty:
             out += faults.rows(run, p)
     if any(phases.uncorrected(p) for p in fixed):

@@ -26,13 +26,12 @@ def rows(phase: dict) -> list[dict]:
         if phase.get("fault") or phase.get("faults"):
             return [row(check, "not checked: the run kept no record of its acknowledged writes", "0", None, "none")]
         return []
-    acknowledged = (led.get("acknowledged_writes") or 0) + (led.get("acknowledged_deletes") or 0)
     if not led.get("checked"):
         why = led.get("why_not_checked") or "the read-back did not run"
-        return [row(check, f"not checked ({fmt.rate(acknowledged)} acknowledged): {why}", "0", None, "none")]
+        return [row(check, f"not checked ({fmt.rate(acknowledged(led))} acknowledged): {why}", "0", None, "none")]
     lost = led.get("lost") or 0
     observed = (
-        f"{fmt.rate(lost)} of {fmt.rate(acknowledged)} ({fmt.rate(led.get('acknowledged_writes'))} writes, "
+        f"{fmt.rate(lost)} of {fmt.rate(acknowledged(led))} ({fmt.rate(led.get('acknowledged_writes'))} writes, "
         f"{fmt.rate(led.get('acknowledged_deletes'))} deletes; {fmt.rate(led.get('keys_checked'))} keys read back)"
     )
     examples = led.get("lost_examples") or []
@@ -53,7 +52,16 @@ def rows(phase: dict) -> list[dict]:
     return out
 
 
-def lost(phase: dict) -> int | None:
-    """Acknowledged writes and deletes lost in the phase; None when not checked."""
-    led = phase.get("ledger") or {}
-    return led.get("lost") if led.get("checked") else None
+def summary(phase: dict) -> str:
+    """The ledger in a clause: "0 of 41 000 acknowledged writes lost", or that they were not checked."""
+    led = phase.get("ledger")
+    if not led:
+        return "acknowledged writes were not checked"
+    if not led.get("checked"):
+        return f"acknowledged writes were not checked ({led.get('why_not_checked') or 'the read-back did not run'})"
+    return f"{fmt.rate(led.get('lost') or 0)} of {fmt.rate(acknowledged(led))} acknowledged writes lost"
+
+
+def acknowledged(led: dict) -> int:
+    """Writes and deletes the cluster acknowledged."""
+    return (led.get("acknowledged_writes") or 0) + (led.get("acknowledged_deletes") or 0)
