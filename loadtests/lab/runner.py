@@ -505,7 +505,10 @@ def run_phases(cfg: RunConfig, executor=None) -> Path:
             elif scenario != "fill" and previous == "fill":
                 reconnect(run, spec, text)  # the fill warmed it, on the fill's connections
             # A frozen node cannot be profiled: the outage phase is measured, not profiled.
-            run.phase(spec, text, [] if outage else cfg.events, outage=outage)
+            record = run.phase(spec, text, [] if outage else cfg.events, outage=outage)
+            if outage:
+                add_recovery(run.dir, record)
+                run.save()
             warm |= warmed_by(scenario, warm)
             previous = scenario
         if cfg.search:
@@ -693,10 +696,12 @@ def make_faults(executor, plan: FaultPlan) -> tuple[list[tuple[faults.Planned, f
 
 
 def add_recovery(run_dir: Path, record: dict) -> None:
-    """Each fault record of the phase gets "recovery" (lab.recovery), or None and "recovery_why"."""
+    """Each fault record of the phase (its faults, or the outage's fault) gets "recovery"
+    (lab.recovery), or None and "recovery_why"."""
     series, why = recovery.load_series(run_dir, record)
-    figures = recovery.of_phase(series, record["faults"], record["spec"].get("rate")) if series else []
-    for i, f in enumerate(record["faults"]):
+    made = record.get("faults") or [record["fault"]]
+    figures = recovery.of_phase(series, made, record["spec"].get("rate")) if series else []
+    for i, f in enumerate(made):
         f["recovery"] = figures[i] if series else None
         if f["recovery"] is None:
             f["recovery_why"] = why or "the fault did not begin"

@@ -11,15 +11,15 @@ from .rows import Part, listing
 
 def question(run: dict) -> str:
     slo = run.get("config", {}).get("slo_p99_ms")
-    text = (
+    parts = [
         f"Does the cluster serve each phase at the rate it asks for within the SLO (p99 ≤ {slo:g} ms, "
         f"≤ {fmt.pct(phases.max_error_rate(run), 0)} failed)"
-    )
+    ]
     if (run.get("saturation") or {}).get("steps"):
-        text += f", and how much {run['saturation'].get('scenario', '?')} can it take"
+        parts.append(f"how much {run['saturation'].get('scenario', '?')} can it take")
     if any(phases.has_faults(p) for p in run.get("phases", [])):
-        text += ", and does it lose anything when a node stops"
-    return text + "?"
+        parts.append("does it lose anything when a node stops")
+    return (", ".join(parts[:-1]) + ", and " + parts[-1] if len(parts) > 1 else parts[0]) + "?"
 
 
 def phases_clause(run: dict, fixed: list[dict]) -> str:

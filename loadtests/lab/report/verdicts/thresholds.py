@@ -82,7 +82,7 @@ def table(run: dict, held_to_slo: list[str]) -> list[dict]:
         if r.get("tool") != "k6" or not is_measured(phase) or views.is_step(run, phase):
             continue
         oks = r.get("thresholds") or {}
-        for metric, exprs in expressions(run, r).items():
+        for metric, exprs in sorted(expressions(run, r).items()):
             for expression, recorded in exprs.items():
                 value, unit = observed(r, metric, expression, recorded)
                 out.append(
