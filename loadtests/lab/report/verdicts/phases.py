@@ -3,10 +3,7 @@ all its requests) and its failed requests, each against the run's limits."""
 
 from __future__ import annotations
 
-import math
-
-from ... import defaults
-from ... import results
+from ... import defaults, results
 from ...results import is_measured
 from .. import fmt, views
 from .rows import row
@@ -109,5 +106,5 @@ def slo_row(run: dict, phase: dict) -> dict:
 
 def fastest(phases: list[dict]) -> tuple[float, float] | None:
     """The range of the phases' p99s, for an answer."""
-    values = [v for v in (p99(p["result"]) for p in phases) if v is not None and not math.isnan(v)]
+    values = [v for v in (p99(p["result"]) for p in phases) if v is not None]
     return (min(values), max(values)) if values else None
