@@ -99,8 +99,10 @@ def summary(phase: dict) -> str:
         values = [r.get(key) for r in recs if key in r]
         if not values:
             continue
-        if any(v is None for v in values):
-            text += f"; {what} was not back within the phase after {sum(v is None for v in values)} of them"
+        missed = sum(v is None for v in values)
+        if missed:
+            after = "it" if len(values) == 1 else f"{missed} of them"
+            text += f"; {what} was not back within the phase after {after}"
         else:
             text += f"; {what} was back within {max(values):.1f} s after {'each' if len(values) > 1 else 'it'}"
     return text
