@@ -128,7 +128,7 @@ endif
 # The smoke run has a namespace of its own, which it deletes at the end whatever happened.
 lab-k8s-smoke: ## CI: a short in-cluster lab in a namespace of its own (removed after), then its report checked
 	@rc=0; $(MAKE) lab LAB_TARGET=k8s NAME=k8s-smoke RATE=200 DURATION=12s WARMUP=0 KEYS=2000 K6_PODS=2 EVENTS=cpu,alloc SEARCH_STEPS=2 SEARCH_STEP=6s \
-		PHASES=fill,put,get,mixed,get@wrk K8S_NAMESPACE=$(LAB_K8S_SMOKE_NAMESPACE) LAB_UNINSTALL=1 \
+		PHASES=fill,put,get,mixed,get@wrk K8S_NAMESPACE=$(LAB_K8S_SMOKE_NAMESPACE) LAB_UNINSTALL=1 GATE=data \
 		K6_RESOURCES=requests.cpu=100m,requests.memory=64Mi,limits.memory=512Mi || rc=$$?; \
 	$(KUBECTL) delete namespace $(LAB_K8S_SMOKE_NAMESPACE) --ignore-not-found --wait=false || true; \
 	exit $$rc

@@ -26,11 +26,12 @@
 #                       keys), and at every size: fill rate, write amplification, status/GET/PUT p50, p99
 #                       and CPU per request at RATE (10000/s) for SCALE_DURATION (30s) after SCALE_WARMUP
 #                       (10s), heap, RSS, cgroup memory, disk use, block-cache hit rates, and whether the
-#                       node survived (exit 1 if not). VALUE_SIZE (1024), MEMORY_LIMIT (helm | none | 2Gi),
+#                       node survived. VALUE_SIZE (1024), MEMORY_LIMIT (helm | none | 2Gi),
 #                       PORT (28090), DATA=dir (kept and reused: only missing keys are filled), KEEP_DATA=1.
 #                       Defaults: loadtests/lab/scale.env; a value given to make wins.
 #   make lab-scale-smoke  CI: lab-scale at SIZES=20k,60k, RATE=2000, 5 s phases, then its report checked
-#   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]
+#   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]; it gates
+#                       only when given GATE
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
 #
@@ -40,7 +41,10 @@
 # then the wait for the cluster to heal), KEYS, VALUE_SIZE, REPLICAS (ack/from), TOOL (k6 | wrk),
 # EVENTS (cpu,alloc,lock,wall | none), SLO_P99_MS, SEARCH (get | none: the short saturation search
 # after the phases), SEARCH_STEPS, SEARCH_STEP, ..., FAULTS (SCENARIO=faults: kind@at+for,... with
-# kinds kill, pause, cutoff; kill:n1@20+15 names a node).
+# kinds kill, pause, cutoff; kill:n1@20+15 names a node),
+# GATE (all: lab, lab-local, lab-saturate, lab-hotpath and lab-scale exit non-zero, 99, when a row of
+# the report's verdict fails: the SLO or a benchmark's target missed, data lost; data: only data lost,
+# keys not stored, a cluster that did not heal, as the CI smoke runs gate; none: report only).
 # More: NAME (local), PIDS (the nodes `make up` started, data/run/*.pid), COMPARE (a report; default
 # the latest other), LAB_ARGS (more options of `python -m lab run --help`).
 
@@ -97,9 +101,9 @@ lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES
 	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter faults,$(SCENARIO)),faults,lab),$(NAME)) $(LAB_OPTIONS) \
 		$(if $(filter saturation faults,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
 
-lab-smoke: ## CI: a short `make lab` end to end (an outage last), then a check that its report has every part
+lab-smoke: ## CI: a short `make lab` end to end (an outage last; it fails on data lost, not on speed), then a check that its report has every part
 	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6 \
-		SEARCH_STEPS=3 SEARCH_STEP=5s
+		SEARCH_STEPS=3 SEARCH_STEP=5s GATE=data
 	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-local-smoke | tail -n 1)"
 
 lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when present)
@@ -118,19 +122,19 @@ lab-repair-cost: build lab-tools ## repair's cost on 3 nodes over 1M keys: refil
 	LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/repair-cost.sh
 
 lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, GET 10k/s and 20k/s, PUT 15k/s vs /v0/status
-	$(LAB) hotpath $(HOTPATH_OPTIONS) \
+	$(LAB) hotpath $(HOTPATH_OPTIONS) --gate $(GATE) \
 		$(if $(HOTPATH_DATA),--data $(HOTPATH_DATA)) $(if $(COMPARE),--compare $(COMPARE)) $(LAB_ARGS)
 
 lab-scale: build lab-tools ## one node with the chart's memory limit filled to each of SIZES: fill, GET/PUT p99, CPU, memory, disk, cache
-	$(LAB) scale $(SCALE_OPTIONS) $(LAB_ARGS)
+	$(LAB) scale $(SCALE_OPTIONS) --gate $(GATE) $(LAB_ARGS)
 
-lab-scale-smoke: ## CI: a short `make lab-scale` (20k and 60k keys, 2000/s, 5 s phases), then a check that its report has every part
-	$(MAKE) lab-scale NAME=scale-smoke SIZES=20k,60k RATE=2000 SCALE_DURATION=5s SCALE_WARMUP=4s
+lab-scale-smoke: ## CI: a short `make lab-scale` (20k and 60k keys, 2000/s, 5 s phases; it fails on data lost, not on speed), then a check that its report has every part
+	$(MAKE) lab-scale NAME=scale-smoke SIZES=20k,60k RATE=2000 SCALE_DURATION=5s SCALE_WARMUP=4s GATE=data
 	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-scale-smoke | tail -n 1)"
 
-lab-report: lab-tools ## write a run's report.md and report.html again: RUN=reports/<run> [COMPARE=]
+lab-report: lab-tools ## write a run's report.md and report.html again, print its verdict: RUN=reports/<run> [COMPARE= GATE=]
 	@test -n "$(RUN)" || { echo "usage: make lab-report RUN=reports/<run> [COMPARE=reports/<other>]"; exit 2; }
-	$(LAB) report $(RUN) $(if $(COMPARE),--compare $(COMPARE))
+	$(LAB) report $(RUN) $(if $(COMPARE),--compare $(COMPARE)) $(if $(filter command environment,$(origin GATE)),--gate $(GATE))
 
 lab-profile: lab-tools ## one flame graph: PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=profile.html]
 	@test -n "$(PROFILE_PID)" || { echo "usage: make lab-profile PROFILE_PID=<jvm pid> [EVENT=cpu SECONDS=10 OUT=profile.html]"; exit 2; }

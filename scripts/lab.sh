@@ -2,7 +2,8 @@
 # `make lab`: from a built jar to a report. Starts a cluster of its own (NODES local processes on
 # 127.0.0.1:LAB_PORT.., fresh data under data/lab), runs the load lab against it (the phases, a
 # saturation search with SCENARIO=saturation, or a mixed phase during which one node is killed,
-# paused and cut off with SCENARIO=faults), stops the cluster, and prints where the report is.
+# paused and cut off with SCENARIO=faults), stops the cluster, and prints where the report is; it
+# exits 99 when the report's verdict fails the gate (GATE), after stopping the cluster.
 # Every knob comes from the environment; mk/lab.mk passes make's variables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,11 +36,14 @@ rm -rf "$DATA_ROOT"
 targets=$(seq -s, -f "http://127.0.0.1:%g" "$LAB_PORT" "$((LAB_PORT + NODES - 1))")
 export PYTHONPATH=$PWD/loadtests
 cleanup() {
+  local rc=$?
   # A faults run that was killed may have left a node cut off: its firewall table and cgroup go first.
   [ "$SCENARIO" != faults ] || "$LAB_PY" -m lab cleanup-faults --targets "$targets" || true
   say "stopping the lab cluster"
   scripts/local-cluster.sh down || true
   [ -n "${KEEP_DATA:-}" ] || rm -rf "$DATA_ROOT"
+  # 99: the run and its report are whole, and its verdict failed the gate (GATE).
+  [ "$rc" != 99 ] || say "the report's verdict failed its gate (GATE): its failing rows and the report's path are above"
 }
 trap cleanup EXIT
 

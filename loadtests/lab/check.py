@@ -2,15 +2,16 @@
 
     python -m lab check RUN_DIR
 
-A report has: a title that names the configuration (nodes, replicas, tool, rate) and, under it,
-a verdict box with a row per measured fixed-rate phase and, when a saturation search ran, the
-highest rate it sustained; the command that started it and the exact load and profiler commands;
-the environment; findings and a conclusion section; per measured phase the requested and achieved
-rate, a percentile table from 50 % to 100 %, a percentile-spectrum plot and flame graphs that were
-really written; a time-series figure for every phase that recorded a time series; the saturation
-curve when a search ran; when the nodes' healing counters were read, a healing table with a row per
-phase, and for an outage phase hints written and replayed and a cluster that healed; a comparison
-section; and a self-contained report.html, the Markdown rendered, with the plots embedded.
+A report has: a title of its kind of run that names the configuration (nodes, replicas, tool, rate)
+and, right under it, the verdict box: the run's question and answer, a row for everything its kind
+is judged on and k6's thresholds, as verdict.json beside it says (lab.checkverdict); the command
+that started it and the exact load and profiler commands; the environment; findings and a conclusion
+section; per measured phase the requested and achieved rate, a percentile table from 50 % to 100 %,
+a percentile-spectrum plot and flame graphs that were really written; a time-series figure for every
+phase that recorded a time series; the saturation curve when a search ran; when the nodes' healing
+counters were read, a healing table with a row per phase, and for an outage phase hints written and
+replayed and a cluster that healed; a comparison section; and a self-contained report.html, the
+Markdown rendered, with the plots embedded.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ import json
 import re
 from pathlib import Path
 
-from .report import runs, timeline, views
+from . import checkverdict
+from .report import timeline
 from .results import is_measured
 
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
@@ -90,7 +92,7 @@ def problems(run_dir: Path) -> list[str]:
         if not path.is_file() or path.stat().st_size < 1000 or "<html" not in path.read_text(errors="replace")[:2000].lower():
             found.append(f"flame graph {graph} is missing or not an HTML flame graph")
 
-    found.extend(headline_problems(run, md, html))
+    found.extend(checkverdict.problems(run_dir, run, md, html))
     found.extend(figure_problems(run_dir, run, md))
     found.extend(healing_problems(run, md))
     found.extend(scale_problems(run_dir, run, md))
@@ -104,45 +106,6 @@ def problems(run_dir: Path) -> list[str]:
     text = re.sub(r"<(pre|code)>.*?</\1>", "", html, flags=re.S)
     if "| --- |" in text or re.search(r"\*\*[^*<>\n]+\*\*", text):
         found.append("report.html shows Markdown unrendered (a table or **bold** as text)")
-    return found
-
-
-TITLE = re.compile(
-    r"\A# kvlab(?: on Kubernetes)?: (\d+) (?:node|pod)s?, replicas (\d+/\d+), "
-    r"((?:k6|wrk2?)(?: and (?:k6|wrk2?))*)(?: at (.+)/s|, (.+) \(saturation search\))\n"
-)
-
-
-def headline_problems(run: dict, md: str, html: str) -> list[str]:
-    """The title names the configuration; the verdict box opens the report with a row per measured
-    fixed-rate phase, and the highest sustained rate when a search ran."""
-    if run.get("kind") == "hotpath":
-        named = md.startswith("# kvlab hot path: ")
-        return [] if named else ["report.md's title does not name the hot-path configuration"]
-    if run.get("kind") == "scale":
-        named = re.match(r"# kvlab scale: 1 node, .+ keys of \d+ bytes, .+ at .+/s, memory limit .+ \((not )?enforced\)\n", md)
-        return [] if named else ["report.md's title does not name the scale configuration"]
-    found = []
-    title = TITLE.match(md)
-    if not title:
-        found.append("report.md's title does not name the configuration (nodes, replicas, tool, rate)")
-    else:
-        if int(title.group(1)) != runs.node_count(run):
-            found.append(f"the title says {title.group(1)} nodes, the run had {runs.node_count(run)}")
-        if title.group(2) != runs.replicas(run):
-            found.append(f"the title says replicas {title.group(2)}, the run used {runs.replicas(run)}")
-    box = re.search(r'<div class="verdict" markdown="1">\n(.*?)\n</div>', md, re.S)
-    if not box or md.find("## ") < box.start():
-        return found + ["report.md does not open with a verdict box"]
-    for phase in run.get("phases", []):
-        if is_measured(phase) and not views.is_step(run, phase) and f"\n| {phase['label']}" not in box.group(1):
-            found.append(f"the verdict box has no row for phase {phase['label']}")
-    sat = run.get("saturation")
-    answer = re.search(r"Highest rate sustained within the SLO|No rate tried was sustained", box.group(1))
-    if sat and sat.get("steps") and not answer:
-        found.append("the verdict box does not say the highest rate the saturation search sustained")
-    if '<div class="verdict">' not in html:
-        found.append("report.html has no verdict box")
     return found
 
 
@@ -163,7 +126,6 @@ def figure_problems(run_dir: Path, run: dict, md: str) -> list[str]:
     return found
 
 
-SCALE_TARGETS = ("GET p99 at the largest size", "fill at ", "the node survived")
 SCALE_TABLES = (
     "| keys | fill, keys/s | fill, s | failed PUTs | settle, s | write ampl. (process) |",
     "| keys | status p50 | status p99 | status µs | GET achieved/s | GET p50 | GET p99 | GET µs | GET vs status |",
@@ -175,13 +137,12 @@ SCALE_PLOTS = ("fill rate", "GET and PUT latency", "server CPU per request", "th
 
 
 def scale_problems(run_dir: Path, run: dict, md: str) -> list[str]:
-    """A scale run's report: the targets in the verdict box, the memory limit, JVM options and node
-    command, a row per size in each of its tables, and each of its figures drawn."""
+    """A scale run's report: the memory limit, JVM options and node command, a row per size in
+    each of its tables, and each of its figures drawn."""
     if run.get("kind") != "scale":
         return []
     scale = run.get("scale") or {}
-    box = re.search(r'<div class="verdict" markdown="1">\n(.*?)\n</div>', md, re.S)
-    found = [f"the verdict box lacks the scale target '{t}...'" for t in SCALE_TARGETS if not box or f"| {t}" not in box.group(1)]
+    found = []
     section = re.search(r"\n## Scale\n(.*?)\n## ", md, re.S)
     if not section:
         return found + ["report.md has no scale section"]
@@ -199,9 +160,9 @@ def scale_problems(run_dir: Path, run: dict, md: str) -> list[str]:
             if f"\n| {keys} |" not in "\n" + table:
                 found.append(f"the scale table '{header[:30]}...' has no row for {step['keys']} keys")
     for title in SCALE_PLOTS:
-        m = re.search(rf"!\[scale: {re.escape(title)}[^]]*\]\((plots/[^)]+)\)", text)
+        m = re.search(rf"!\[scale: {re.escape(title)}[^]]*\]\((plots/[^)]+)\)", md)
         if not m or not (run_dir / m.group(1)).is_file():
-            found.append(f"the scale section has no figure of {title}")
+            found.append(f"the report has no scale figure of {title}")
     if not scale.get("steps"):
         found.append("the scale run measured no size")
     return found

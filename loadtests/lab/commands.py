@@ -12,10 +12,12 @@ from . import options, tools
 from .scenarios import SCENARIOS, Scenario
 
 
-def report_written(out: Path) -> int:
-    """A run's end: where its report is; the command's exit code."""
+def report_written(out: Path, gate_mode: str) -> int:
+    """A run's end: where its report is, and its verdict; the command's exit code (the gate's)."""
+    from .report.verdicts import gate
+
     print(f"report: {tools.rel(out / 'report.html')} and {tools.rel(out / 'report.md')}")
-    return 0
+    return gate.judge(out, gate_mode)
 
 
 def add_scenario(sub, scenario: Scenario) -> None:
@@ -23,7 +25,7 @@ def add_scenario(sub, scenario: Scenario) -> None:
     options.add_run_options(p)
     scenario.add_options(p)
     options.accept_every_knob(p)
-    p.set_defaults(handler=lambda a: report_written(scenario.main(a)))
+    p.set_defaults(handler=lambda a: report_written(scenario.main(a), a.gate))
 
 
 def add_cleanup_faults(sub) -> None:
@@ -78,11 +80,12 @@ def add_hotpath(sub) -> None:
     p.add_argument("--name", default=H.name)
     p.add_argument("--reports-dir", type=Path, default=H.reports_dir)
     p.add_argument("--compare", type=Path, default=None)
+    options.add_gate_option(p)
 
     def run(a: argparse.Namespace) -> int:
         given = {k: v for k, v in vars(a).items() if k in HotpathConfig.__dataclass_fields__}
         given |= {"duration_s": a.duration, "warmup_s": a.warmup}
-        return report_written(run_hotpath(HotpathConfig(**given)))
+        return report_written(run_hotpath(HotpathConfig(**given)), a.gate)
 
     p.set_defaults(handler=run)
 
@@ -117,20 +120,17 @@ def add_scale(sub) -> None:
     p.add_argument("--name", default=C.name)
     p.add_argument("--reports-dir", type=Path, default=C.reports_dir)
     p.add_argument("--compare", type=Path, default=None)
+    options.add_gate_option(p)
 
     def run(a: argparse.Namespace) -> int:
-        out, survived = scale.run_scale(
+        out, _ = scale.run_scale(
             scale.ScaleConfig(
                 sizes=a.sizes, rate=a.rate, duration_s=a.duration, warmup_s=a.warmup, value_size=a.value_size,
                 memory_limit=a.memory_limit, port=a.port, data=a.data, keep_data=a.keep_data, jar=a.jar,
                 name=a.name, reports_dir=a.reports_dir, compare=a.compare,
             )
         )
-        report_written(out)
-        if not survived:
-            print("scale: the node did not survive or a fill did not store every key (see the report)", file=sys.stderr)
-            return 1
-        return 0
+        return report_written(out, a.gate)
 
     p.set_defaults(handler=run)
 
@@ -139,12 +139,14 @@ def add_report(sub) -> None:
     p = sub.add_parser("report", help="(re)write report.md and report.html of a run directory")
     p.add_argument("run_dir", type=Path)
     p.add_argument("--compare", type=Path, default=None)
+    options.add_gate_option(p, "none")
 
     def run(a: argparse.Namespace) -> int:
         from . import report
+        from .report.verdicts import gate
 
         report.generate(a.run_dir, a.compare)
-        return 0
+        return gate.judge(a.run_dir, a.gate)
 
     p.set_defaults(handler=run)
 

@@ -38,7 +38,8 @@ class HotpathConfig:
     connections: int = defaults.integer("CONNECTIONS")
     tool: str = HOTPATH["HOTPATH_TOOL"]
     batch: int = int(HOTPATH["HOTPATH_BATCH"])
-    max_ratio: float = float(HOTPATH["HOTPATH_MAX_RATIO"])
+    max_ratio: float = float(HOTPATH["HOTPATH_MAX_RATIO"])  # server CPU per request, at most this times the no-op route's
+    min_rate_share: float = 0.99  # a phase held its rate when it achieved this share of it
     slo_p99_ms: float = defaults.number("SLO_P99_MS")
     flamegraphs: bool = False
     name: str = HOTPATH["HOTPATH_NAME"]
@@ -51,7 +52,7 @@ def _n(v: float) -> str:
 
 
 def _check(row: dict, rate: int, cfg: HotpathConfig) -> str:
-    held = row["achieved"] >= rate * 0.99
+    held = row["achieved"] >= rate * cfg.min_rate_share
     fast = row["p99"] < cfg.slo_p99_ms
     cheap = row["ratio"] <= cfg.max_ratio
     return (

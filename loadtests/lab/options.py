@@ -32,6 +32,21 @@ def events(text: str) -> list[str]:
     return items(text)
 
 
+def add_gate_option(p: argparse.ArgumentParser, default: str | None = None) -> None:
+    """--gate: what fails the command once its report is written (default: defaults.env's GATE)."""
+    from .report.verdicts import gate
+
+    default = default or defaults.text("GATE")
+    p.add_argument(
+        "--gate",
+        choices=gate.MODES,
+        default=default,
+        help="once the report is written, exit 99 when a verdict row fails that gates: all (data or "
+        "performance: the SLO, a benchmark's target), data (acknowledged writes lost, keys not stored, a "
+        f"cluster that did not heal), none (report only) ({default})",
+    )
+
+
 def add_run_options(p: argparse.ArgumentParser) -> None:
     """The nodes, the load and its limits, the profiler: what every run command takes."""
     p.add_argument("--targets", type=items, default=[],
@@ -77,6 +92,7 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
                    help=f"fill: a PUT not answered by then fails ({D.fill_request_timeout_s:g}s)")
     p.add_argument("--reports-dir", type=Path, default=D.reports_dir)
     p.add_argument("--compare", type=Path, default=None, help="a report to compare with (the latest other)")
+    add_gate_option(p)
     add_k8s_options(p)
 
 

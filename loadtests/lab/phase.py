@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import asdict
 from typing import TYPE_CHECKING, Protocol
 
-from . import healing, load, profiling, timeseries, tools
+from . import healing, load, profiling, recovery, timeseries, tools
 from .executor import Prepared
 from .faults import ScheduledFault
 from .load import LoadSpec, log
@@ -156,6 +156,7 @@ class Phase:
             record["faults"] = [f.record() for f in self.faults]
         if self.faults:
             record["heal"] = heal
+            recovery.add_to(self.run.dir, record)
         return record
 
     def check_fill(self, record: dict) -> None:

@@ -122,3 +122,17 @@ def _node_sum(series: dict, key: str, start: float, end: float) -> float | None:
         if start <= s["t"] < end and s.get(key) is not None
     ]
     return sum(values) if values else None
+
+
+def add_to(run_dir: Path, record: dict) -> None:
+    """Each fault record of a phase (its faults, or the outage's fault) gets "recovery" (its
+    figures), or None and "recovery_why"."""
+    made = record.get("faults") or ([record["fault"]] if record.get("fault") else [])
+    if not made:
+        return
+    series, why = load_series(run_dir, record)
+    figures = of_phase(series, made, record["spec"].get("rate")) if series else []
+    for i, f in enumerate(made):
+        f["recovery"] = figures[i] if series else None
+        if f["recovery"] is None:
+            f["recovery_why"] = why or "the fault did not begin"

@@ -16,3 +16,13 @@ def worst(result: dict, percentile: str) -> float:
     values = [s["percentiles"].get(percentile) for s in result["latency"].values() if s]
     values = [v for v in values if v is not None]
     return max(values) if values else math.nan
+
+
+def p99(result: dict) -> float:
+    """The phase's p99, the one the SLO is held to: of all its requests (a mixed phase's GETs and
+    PUTs together), else of its worst operation when the tool gave no series of all requests."""
+    every = (result.get("latency") or {}).get("all")
+    if every:
+        value = every["percentiles"].get("p99")
+        return math.nan if value is None else value
+    return worst(result, "p99") if result.get("latency") else math.nan

@@ -242,6 +242,13 @@ function textTable(result) {
   return `${lines.join('\n')}\n`;
 }
 
+/** The value a threshold expression holds to: "p(99)<10" -> the metric's p(99), "rate<0.01" -> its rate. */
+function thresholdObserved(metric, expression) {
+  const aggregation = expression.split(/[<>=!]/)[0].trim();
+  const value = metric.values[aggregation];
+  return value === undefined ? null : value;
+}
+
 /**
  * handleSummary for every scenario: writes SUMMARY_JSON and prints a short table.
  * extra: scenario-specific facts (range size, read share, ...).
@@ -259,9 +266,16 @@ export function summarize(scenario, ops, data, extra = {}) {
   if (requests > counted) statusCounts.other = requests - counted;
   const latency = { all: trendValues(data.metrics.http_req_duration) };
   if (ops.length > 1) for (const op of ops) latency[op] = trendValues(data.metrics[`http_req_duration{op:${op}}`]);
+  // Each threshold's verdict per metric, and per expression the value k6 held to it.
   const thresholds = {};
+  const thresholdValues = {};
   for (const [name, m] of Object.entries(data.metrics)) {
-    if (m.thresholds) thresholds[name] = Object.values(m.thresholds).every((t) => t.ok);
+    if (!m.thresholds) continue;
+    thresholds[name] = Object.values(m.thresholds).every((t) => t.ok);
+    thresholdValues[name] = {};
+    for (const [expression, t] of Object.entries(m.thresholds)) {
+      thresholdValues[name][expression] = { observed: thresholdObserved(m, expression), ok: t.ok };
+    }
   }
   const failed = data.metrics.http_req_failed;
   const result = {
@@ -286,6 +300,7 @@ export function summarize(scenario, ops, data, extra = {}) {
     slo_p99_ms: cfg.sloP99Ms,
     latency,
     thresholds,
+    threshold_values: thresholdValues,
     ...extra,
   };
   return {

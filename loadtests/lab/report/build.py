@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import tools
-from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, views
+from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, verdicts, views
 
 KINDS = {
     "phases": "Fixed-rate phases",
@@ -94,15 +94,17 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
     scale = scaleview.view(run)
     if scale:
         scaleplots.write(scale, plots_dir)
-    verdict = headline.verdict(run, phase_views)
+    verdict = verdicts.build(run)
+    verdicts.write(run_dir, verdict)
     conclusion_path = run_dir / "conclusion.md"
     all_commands = []
     for phase in run["phases"]:
         all_commands.extend(phase.get("commands", []))
         all_commands.extend(p["command"] for p in phase.get("profiles", []))
     sat = run.get("saturation")
+    search = headline.sustained(sat) if sat and sat.get("steps") else None
     ctx = {
-        "title": headline.title(run),
+        "title": verdict["title"],
         "kind": KINDS.get(run["kind"], run["kind"]),
         "run": run,
         "env": run["env"],
@@ -122,7 +124,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         else prev_dir,
         "differences": runs.differences(run, prev_run) if prev_run else [],
         "comparison": views.comparison_rows(run, prev_run) if prev_run else [],
-        "findings": findings.findings(run, phase_views, verdict),
+        "findings": findings.findings(run, phase_views, {"saturation": search}),
         "tool_notes": findings.tool_notes(run, phase_views),
         "has_healing": any(v["healing"] for v in phase_views),
         "conclusion": conclusion_path.read_text().strip() if conclusion_path.exists() else "",

@@ -1,6 +1,5 @@
-"""The first screen of a report: a title that names the configuration, and a verdict box that
-answers what a reader asks first: did each phase get the rate it asked for within the SLO, and how
-much can the cluster take (the highest rate a saturation search sustained)."""
+"""The parts of a report's first screen that its verdict (lab.report.verdicts) and figures share:
+the words of a title that name the configuration, and the steps of a saturation search."""
 
 from __future__ import annotations
 
@@ -10,36 +9,21 @@ from ..results import is_measured, worst
 from . import fmt, runs, views
 
 
-def title(run: dict) -> str:
-    """"kvlab: 3 nodes, replicas 2/3, k6 at 500/s"; a search, a hot-path run and a run in
-    Kubernetes say so."""
-    cfg = run.get("config", {})
+def where(run: dict, kind: str) -> str:
+    """"kvlab fixed-rate phases", "kvlab saturation search on Kubernetes": the title's opening,
+    which names the kind of run."""
+    return f"kvlab {kind}" + (" on Kubernetes" if run.get("executor") == "k8s" else "")
+
+
+def nodes(run: dict) -> str:
+    """"3 nodes", "3 pods", "1 node"."""
     n = runs.node_count(run)
-    k8s = run.get("executor") == "k8s"
-    where = "kvlab on Kubernetes" if k8s else "kvlab"
-    nodes = f"{n} {'pod' if k8s else 'node'}{'' if n == 1 else 's'}"
-    tools = " and ".join(runs.tools_used(run))
-    if run.get("kind") == "hotpath":
-        hp = cfg.get("hotpath", {})
-        return (
-            f"kvlab hot path: {nodes}, {tools}, GET at "
-            f"{' and '.join(fmt.rate(r) for r in hp.get('get_rates') or [hp.get('get_rate')])}/s "
-            f"and PUT at {fmt.rate(hp.get('put_rate'))}/s"
-        )
-    if run.get("kind") == "scale":
-        sc = run.get("scale") or {}
-        sizes = sc.get("sizes") or [0]
-        limit = (sc.get("memory") or {}).get("limit", "?")
-        enforced = "enforced" if (sc.get("memory") or {}).get("enforced") else "not enforced"
-        return (
-            f"kvlab scale: {nodes}, {fmt.rate(sizes[0])} to {fmt.rate(sizes[-1])} keys of {sc.get('value_size', '?')} "
-            f"bytes, {tools} at {fmt.rate(sc.get('rate'))}/s, memory limit {limit} ({enforced})"
-        )
-    head = f"{where}: {nodes}, replicas {runs.replicas(run)}, {tools}"
-    if run.get("kind") == "saturation":
-        sat = run.get("saturation") or cfg.get("saturation", {})
-        return f"{head}, {sat.get('scenario', '?')} from {fmt.rate(sat.get('start_rate'))}/s up (saturation search)"
-    return f"{head} at {rates(run)}"
+    return f"{n} {'pod' if run.get('executor') == 'k8s' else 'node'}{'' if n == 1 else 's'}"
+
+
+def cluster(run: dict) -> str:
+    """"3 nodes, replicas 2/3, k6 and wrk": the cluster and the load tools of a title."""
+    return f"{nodes(run)}, replicas {runs.replicas(run)}, {' and '.join(runs.tools_used(run))}"
 
 
 def rates(run: dict) -> str:
@@ -61,7 +45,8 @@ def rates(run: dict) -> str:
 
 def saturation_points(run: dict) -> list[dict]:
     """Every step of the run's search with its latency (p50, p99, p99.9 of the step's own phase
-    when the run has it, else the search's p99) for the saturation curve."""
+    when the run has it, else the search's p99) and its failed requests, for the saturation curve
+    and table: in order of rate, as the bisection runs its steps between others."""
     sat = run.get("saturation") or {}
     phases = {p["label"]: p for p in run.get("phases", []) if views.is_step(run, p)}
     points = []
@@ -76,9 +61,10 @@ def saturation_points(run: dict) -> list[dict]:
                 "p50": _worst(latency, "p50"),
                 "p99": _worst(latency, "p99") if latency else s.get("p99_ms"),
                 "p99_9": _worst(latency, "p99.9"),
+                "error_rate": s.get("error_rate"),
             }
         )
-    return points
+    return sorted(points, key=lambda p: p["rate"])
 
 
 def _worst(latency: dict | None, key: str) -> float | None:
@@ -98,34 +84,4 @@ def sustained(sat: dict) -> dict:
         "step": best,
         "scenario": sat.get("scenario", "?"),
         "stop_reason": sat.get("stop_reason", ""),
-    }
-
-
-def verdict(run: dict, phase_views: list[dict]) -> dict:
-    """Per measured fixed-rate phase: rate achieved of asked, p99 against the SLO, errors; and the
-    saturation search's highest sustained rate when one ran."""
-    slo = run.get("config", {}).get("slo_p99_ms")
-    rows = []
-    for v in phase_views:
-        if not v["measured"] or v["step"]:
-            continue
-        rows.append(
-            {
-                "label": v["label"] + {0: "", 1: " (with a fault)"}.get(len(v["fault_records"]), " (with faults)"),
-                "rate": (
-                    f"{fmt.rate(v['achieved'])} of {fmt.rate(v['requested'])}/s ({fmt.pct(v['achieved_share'], 1)})"
-                    if v["requested"]
-                    else f"{fmt.rate(v['achieved'])}/s"
-                ),
-                "p99": f"{fmt.ms(v['p99'])} ms" + (" (from the send)" if v["uncorrected"] else ""),
-                "slo": "–" if slo is None or v["p99"] is None else ("met" if v["slo_met"] else "**missed**"),
-                "errors": fmt.pct(v["error_rate"]),
-            }
-        )
-    sat = run.get("saturation")
-    return {
-        "slo": slo,
-        "rows": rows,
-        "uncorrected": any(v["uncorrected"] for v in phase_views if v["measured"]),
-        "saturation": sustained(sat) if sat and sat.get("steps") else None,
     }

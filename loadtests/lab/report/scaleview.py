@@ -1,5 +1,6 @@
 """The scale benchmark's part of a report (run.json's "scale", lab.scale): one row per size with
-every figure, the targets and whether each was met, and the figures against the key count."""
+every figure, and the figures against the key count (its targets are the verdict's:
+lab.report.verdicts.scale)."""
 
 from __future__ import annotations
 
@@ -73,46 +74,6 @@ def _mib(v):
     return v / MIB if v is not None else None
 
 
-def checks(scale: dict, rows: list[dict]) -> list[dict]:
-    """The targets: GET p99 at the largest size within max_p99_growth of the smallest's; the fill
-    at min_fill_rate or faster at every size filled in this run; the node alive, not OOM-killed."""
-    targets = scale.get("targets", {})
-    growth_max, fill_min = targets.get("max_p99_growth", 2.0), targets.get("min_fill_rate", 20_000)
-    out = []
-    p99s = [(r["keys"], r["get"]["p99"]) for r in rows if r["get"]["p99"] is not None]
-    if len(p99s) >= 2 and p99s[0][1] > 0:
-        growth = p99s[-1][1] / p99s[0][1]
-        out.append({
-            "target": f"GET p99 at the largest size within {growth_max:g}x of the smallest size's",
-            "met": growth <= growth_max,
-            "detail": f"{fmt.ms(p99s[-1][1])} ms at {fmt.rate(p99s[-1][0])} keys, {fmt.ms(p99s[0][1])} ms at "
-            f"{fmt.rate(p99s[0][0])} keys: {growth:.2f}x",
-        })
-    else:
-        out.append({"target": f"GET p99 at the largest size within {growth_max:g}x of the smallest size's",
-                    "met": None, "detail": "fewer than two sizes measured"})
-    filled = [(r["keys"], r["fill_rate"]) for r in rows if r["fill_rate"] is not None]
-    slow = [(k, v) for k, v in filled if v < fill_min]
-    out.append({
-        "target": f"fill at {fmt.rate(fill_min)} keys/s or faster at every size",
-        "met": (not slow) if filled else None,
-        "detail": "; ".join(f"{fmt.rate(v)} keys/s to {fmt.rate(k)}" for k, v in filled) or "no fill ran (data reused)",
-    })
-    oom = (scale.get("cgroup_after") or {}).get("oom_kill")
-    survived = scale.get("survived")
-    why = scale.get("failure") or ""
-    if scale.get("exit_code") is not None and "exited" not in why:
-        why = f"{why}; the node's process exited with {scale['exit_code']}".lstrip("; ")
-    if oom:
-        why = f"{why}; the cgroup counted {oom} OOM kill(s)".lstrip("; ")
-    out.append({
-        "target": "the node survived: no OOM kill, still running and answering",
-        "met": survived,
-        "detail": why or "still running and answering after the last size",
-    })
-    return out
-
-
 def view(run: dict) -> dict | None:
     scale = run.get("scale")
     if not scale:
@@ -123,7 +84,6 @@ def view(run: dict) -> dict | None:
     return {
         "doc": scale,
         "rows": rows,
-        "checks": checks(scale, rows),
         "properties": properties,
         "memory": memory,
         "limit_mib": memory["limit_bytes"] / MIB if memory.get("limit_bytes") else None,

@@ -8,7 +8,7 @@ import math
 from pathlib import Path
 
 from .. import healing
-from ..results import is_measured, worst
+from ..results import is_measured, p99
 from . import flames, fmt, timeline
 
 TABLE = ["p50", "p75", "p90", "p99", "p99.9", "p99.99", "p99.999", "p100"]
@@ -22,10 +22,9 @@ def series(result: dict) -> list[tuple[str, dict]]:
 
 
 def slo_p99(result: dict) -> float | None:
-    """The p99 the SLO is held to: of the phase's own series (all requests, or the worst
-    operation), never of one target's share of them."""
-    p99 = worst(result, "p99") if result.get("latency") else math.nan
-    return None if math.isnan(p99) else p99
+    """The p99 the SLO is held to (lab.results.p99), never of one target's share of the requests."""
+    value = p99(result)
+    return None if math.isnan(value) else value
 
 
 def uncorrected(result: dict) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .. import faults, options, recovery
+from .. import faults, options
 from ..executor import CleansFaults, Executor, MakesFaults
 from ..load import log
 from ..runrecord import Run, checked
@@ -44,9 +44,7 @@ def run_faults(cfg: RunConfig, plan: FaultPlan, executor: Executor | None = None
         warm_up(run, spec, "mixed")
         log(f"faults: {', '.join(f.describe() + f' at {p.at_s:g} s for {p.for_s:g} s' for p, f in made)}")
         # Faulty nodes cannot be profiled: the phase is measured, not profiled.
-        record = run.phase(spec, "faults", [], with_faults=[f for _, f in made])
-        add_recovery(run.dir, record)
-        run.save()
+        run.phase(spec, "faults", [], with_faults=[f for _, f in made])
         return run.finish()
 
 
@@ -66,16 +64,6 @@ def make_faults(executor: Executor, plan: FaultPlan) -> tuple[list[tuple[faults.
     if not made:
         raise SystemExit("no fault of the schedule can be made here: " + "; ".join(x["why"] for x in left_out))
     return made, left_out
-
-
-def add_recovery(run_dir: Path, record: dict) -> None:
-    """Each fault record of the phase gets "recovery" (lab.recovery), or None and "recovery_why"."""
-    series, why = recovery.load_series(run_dir, record)
-    figures = recovery.of_phase(series, record["faults"], record["spec"].get("rate")) if series else []
-    for i, f in enumerate(record["faults"]):
-        f["recovery"] = figures[i] if series else None
-        if f["recovery"] is None:
-            f["recovery_why"] = why or "the fault did not begin"
 
 
 def _add_options(p: argparse.ArgumentParser) -> None:

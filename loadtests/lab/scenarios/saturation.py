@@ -1,5 +1,6 @@
 """The saturation search: the rate stepped up (by FACTOR a step) until p99 passes the SLO, the
-achieved rate falls behind or requests fail; the highest rate sustained. Alone (python -m lab
+achieved rate falls behind or requests fail, then bisected between the last rate that held and the
+first that failed (lab.search); the highest rate sustained. Alone (python -m lab
 saturate: a fill, a warm-up, every step profiled), or short after a fixed-rate run's phases."""
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import options
+from .. import search as search_rule
 from ..executor import Executor
 from ..load import log
 from ..results import worst
@@ -18,8 +20,6 @@ from ..warmup import warm_up
 from .scenario import Scenario
 
 SEARCHES = ["get", "put", "mixed", "range", "status"]
-# The lowest rate a search steps down to when its first step fails.
-MIN_SEARCH_RATE = 50
 
 
 def run_saturation(cfg: RunConfig, sat: Saturation, executor: Executor | None = None) -> Path:
@@ -35,37 +35,26 @@ def run_saturation(cfg: RunConfig, sat: Saturation, executor: Executor | None = 
 
 def search(run: Run, sat: Saturation, events: list[str]) -> dict:
     """Steps the rate up until p99 passes the SLO, the achieved rate falls behind or requests fail
-    (down, when the first step fails already, until a rate holds); run.json's "saturation" holds the
-    steps and the highest rate sustained, and each step's phase record is marked saturation_step."""
+    (down, when the first step fails already, until a rate holds), then bisects between the last
+    rate that held and the first that failed (lab.search); run.json's "saturation" holds the steps
+    and the highest rate sustained, and each step's phase record is marked saturation_step."""
     cfg = run.cfg
     steps = []
-    rate = sat.start_rate
-    reason = f"reached the step limit ({sat.max_steps} steps)"
-    while len(steps) < sat.max_steps:
-        if rate > sat.max_rate:
-            reason = f"reached the highest rate allowed ({sat.max_rate}/s)"
-            break
-        step, why = measure(run, sat, rate, events)
+    while (nxt := search_rule.next_rate(steps, sat.start_rate, sat.factor, sat.max_rate, sat.max_steps)).rate:
+        step, why = measure(run, sat, nxt.rate, events)
+        step["bisect"] = nxt.bisect
+        if why:
+            step["why"] = why
         steps.append(step)
         run.doc["saturation"] = {**asdict(sat), "slo_p99_ms": cfg.slo_p99_ms, "steps": steps}
         run.save()
-        if not step["ok"]:
-            reason = f"at {rate}/s: {why}"
-            lower = int(rate / sat.factor)
-            if any(s["ok"] for s in steps) or lower < MIN_SEARCH_RATE:
-                break
-            # Not even the first rate held: step down until one does, so the search still answers.
-            rate = lower
-            continue
-        if len(steps) > 1 and steps[-2]["rate"] > rate:
-            break  # stepping down, the first rate that held: the reason is the step above's
-        nxt = int(round(rate * sat.factor))
-        rate = nxt if nxt > rate else rate + 1
+    reason = nxt.reason
     passed = [s["rate"] for s in steps if s["ok"]]
     run.doc["saturation"] = {
         **asdict(sat),
         "slo_p99_ms": cfg.slo_p99_ms,
         "steps": steps,
+        "precision": search_rule.PRECISION,
         "max_sustainable_rate": max(passed) if passed else None,
         "stop_reason": reason,
     }

@@ -231,6 +231,21 @@ class MakeTest(unittest.TestCase):
         self.assertEqual((defaults.integer("VALUE_SIZE"), defaults.integer("CONNECTIONS")),
                          (parsed.value_size, parsed.connections))
 
+    def test_every_run_gates_on_its_verdict_the_ci_smoke_runs_on_data_and_a_report_only_when_asked(self):
+        def lines(*args: str) -> list[str]:
+            return subprocess.run(
+                ["make", "-n", "-s", *args, "-o", "build", "-o", "lab-tools", "RUN=reports/x"],
+                cwd=tools.ROOT, capture_output=True, text=True, check=True,
+            ).stdout.replace("\\\n", " ").splitlines()
+
+        gate = defaults.text("GATE")
+        self.assertIn(f" --gate {gate} ", self.scale_line())
+        self.assertIn(f"--gate {gate}", next(line for line in lines("lab-hotpath") if "-m lab hotpath" in line))
+        self.assertIn("GATE=data", next(line for line in lines("lab-smoke") if "lab NAME=local-smoke" in line))
+        self.assertIn("GATE=data", next(line for line in lines("lab-scale-smoke") if "NAME=scale-smoke" in line))
+        self.assertNotIn("--gate", next(line for line in lines("lab-report") if "-m lab report" in line))
+        self.assertIn("--gate all", next(line for line in lines("lab-report", "GATE=all") if "-m lab report" in line))
+
     def test_the_scale_command_line_defaults_are_scale_env(self):
         from lab import scale, scalefigures
 

@@ -453,7 +453,7 @@ class RecoveryTest(unittest.TestCase):
     def test_a_phase_without_a_time_series_gets_null_and_why(self):
         with tempfile.TemporaryDirectory() as tmp:
             record = {"dir": "phases/04-faults", "spec": {"rate": 100}, "faults": [{"began_at_s": 1.0, "ended_at_s": 2.0}]}
-            fault_scenario.add_recovery(Path(tmp), record)
+            recovery.add_to(Path(tmp), record)
             self.assertIsNone(record["faults"][0]["recovery"])
             self.assertIn("no time series", record["faults"][0]["recovery_why"])
 

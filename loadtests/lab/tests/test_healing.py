@@ -14,7 +14,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from lab import check, faults, healing, load, local, report, runrecord, settings
+from lab import check, faults, healing, load, local, recovery, report, runrecord, settings
 from lab.scenarios import phases as phase_scenario
 from lab.tests.test_lab import FakeExecutor, write_run
 
@@ -273,6 +273,9 @@ class OutagePhaseTest(unittest.TestCase):
         self.assertEqual({"healed": True, "hints_replayed_s": 3.0, "repaired_s": 4.5, "timeout_s": 77, "why": ""}, outage["heal"])
         self.assertEqual(50.0, outage["healing"]["total"]["hints_written"])
         self.assertEqual([], outage["profiles"], "a frozen node is not profiled")
+        # Its recovery from the phase's time series, as the fault scenario's faults get theirs.
+        rec = outage["fault"]["recovery"]
+        self.assertEqual(rec and sorted(rec), sorted(recovery.figures({}, 10.0, 20.0, 0.0, None, 500)))
 
     def test_an_executor_that_cannot_freeze_is_refused_before_the_first_phase(self):
         executor = FakeExecutor()

@@ -12,7 +12,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from lab import check, flamegraph, report
+from lab import check, checkverdict, flamegraph, report
 from lab.report import flamediff, plots, runs
 from lab.tests import test_lab
 from lab.tests.test_lab import SEARCH, phase, write_run
@@ -73,36 +73,61 @@ class HeadlineTest(ReportCase):
         """One plain run of three nodes at 500/s, for the tests that only read its report."""
         tmp = tempfile.TemporaryDirectory()
         cls.addClassCleanup(tmp.cleanup)
-        d = write_run(Path(tmp.name), "20260101-000000-lab", 0.4)
+        d = cls.dir = write_run(Path(tmp.name), "20260101-000000-lab", 0.4)
         cls.doc = edit(d, three_nodes)
         md_path, html_path = report.generate(d)
         cls.md, cls.page = md_path.read_text(), html_path.read_text()
 
-    def test_the_title_names_the_configuration_and_a_verdict_box_opens_the_report(self):
+    def test_the_title_names_the_kind_and_configuration_and_the_verdict_box_comes_right_under_it(self):
         md, page = self.md, self.page
-        self.assertTrue(md.startswith("# kvlab: 3 nodes, replicas 2/3, k6 at 500/s\n"), md[:80])
-        box = md[md.index('<div class="verdict" markdown="1">') : md.index("</div>")]
-        self.assertLess(md.index("</div>"), md.index("## Findings"))
-        self.assertIn("| put | 995 of 1 000/s (99.5%) | 4.09 ms | met | 0.10% |", box)
-        self.assertIn("| get | 1 990 of 2 000/s (99.5%) | 8.18 ms | met | 0.10% |", box)
+        title = "kvlab fixed-rate phases: 3 nodes, replicas 2/3, k6 at 500/s"
+        self.assertTrue(md.startswith(f"# {title}\n\n<div class=\"verdict\" markdown=\"1\">\n"), md[:80])
+        box = md[: md.index("</div>")]
+        self.assertLess(md.index("</div>"), md.index("Started with:"))
+        self.assertIn("**Passed.** Both phases met the SLO (p99 4.09–8.18 ms).", box)
+        self.assertIn(
+            "| put | 995 of 1 000/s (99.5%), p99 4.09 ms, 0.10% failed | ≥ 98% of 1 000/s, p99 ≤ 10 ms, ≤ 1% failed "
+            "| pass | performance |",
+            box,
+        )
+        self.assertIn("| get | 1 990 of 2 000/s (99.5%), p99 8.18 ms, 0.10% failed |", box)
+        self.assertIn("| get | `http_req_duration p(99)<10` | 8.18 ms | pass |", box)
         self.assertIn('<div class="verdict">', page)
-        self.assertIn("<title>kvlab: 3 nodes, replicas 2/3, k6 at 500/s</title>", page)
-        self.assertEqual([], check.headline_problems(self.doc, md, page))
+        self.assertIn(f"<title>{title}</title>", page)
+        verdict = json.loads((self.dir / "verdict.json").read_text())
+        self.assertEqual((title, "lab", "local", True), (verdict["title"], verdict["kind"], verdict["executor"], verdict["passed"]))
+        self.assertEqual([], checkverdict.problems(self.dir, self.doc, md, page))
 
-    def test_the_check_finds_a_title_without_the_configuration_and_a_missing_verdict(self):
-        doc, md, page = self.doc, self.md, self.page
+    def test_the_check_finds_a_wrong_title_a_missing_box_a_row_not_shown_and_a_stale_verdict(self):
+        d, doc, md, page = self.dir, self.doc, self.md, self.page
         wrong = md.replace("3 nodes", "2 nodes", 1)
-        self.assertEqual(["the title says 2 nodes, the run had 3"], check.headline_problems(doc, wrong, page))
         self.assertEqual(
-            ["report.md's title does not name the configuration (nodes, replicas, tool, rate)"],
-            check.headline_problems(doc, "# kvlab load report: lab\n" + md.split("\n", 1)[1], page),
+            ["the title says 2 nodes, the run had 3", "report.md's title is not verdict.json's"],
+            checkverdict.problems(d, doc, wrong, page),
+        )
+        self.assertIn(
+            "report.md's title is not one of a lab run that names its configuration: # kvlab: 3 nodes",
+            checkverdict.problems(d, doc, "# kvlab: 3 nodes\n" + md.split("\n", 1)[1], page)[0],
         )
         no_box = re.sub(r'<div class="verdict".*?</div>\n', "", md, flags=re.S)
-        self.assertEqual(["report.md does not open with a verdict box"], check.headline_problems(doc, no_box, page))
         self.assertEqual(
-            ["the verdict box has no row for phase get"],
-            check.headline_problems(doc, md.replace("| get | 1 990", "| got | 1 990"), page),
+            ["report.md does not open with a verdict box right under its title"], checkverdict.problems(d, doc, no_box, page)
         )
+        self.assertEqual(
+            ["the verdict box does not show verdict.json's row 'get' as it is"],
+            checkverdict.problems(d, doc, md.replace("| get | 1 990", "| got | 1 990"), page),
+        )
+        shown = md.replace("**Passed.**", "**Failed.**")
+        self.assertEqual(
+            ["the verdict box does not give verdict.json's answer and whether it passed"],
+            checkverdict.problems(d, doc, shown, page),
+        )
+        slower = json.loads(json.dumps(doc))
+        slower["phases"][1]["result"]["latency"]["all"]["percentiles"]["p99"] = 50.0
+        self.assertIn("verdict.json does not agree with the run's data: write the report again", checkverdict.problems(d, slower, md, page))
+        other = self.root / "copy"
+        other.mkdir()
+        self.assertIn("the run has no verdict.json beside its report", checkverdict.problems(other, doc, md, page))
 
     def test_a_missed_slo_stands_out_and_given_replicas_are_named(self):
         d = write_run(self.root, "20260101-000000-lab", 2.0)
@@ -114,8 +139,10 @@ class HeadlineTest(ReportCase):
 
         edit(d, calm)
         md, _ = self.generate(d)
-        self.assertTrue(md.startswith("# kvlab: 3 nodes, replicas 3/3, k6 at 500/s\n"))
-        self.assertIn("| put | 995 of 1 000/s (99.5%) | 20.5 ms | **missed** | 0.10% |", md)
+        self.assertTrue(md.startswith("# kvlab fixed-rate phases: 3 nodes, replicas 3/3, k6 at 500/s\n"))
+        box = md[: md.index("</div>")]
+        self.assertIn("**Failed.** 2 of 2 phases missed the SLO: put (p99 20.5 ms) and get (p99 40.9 ms).", box)
+        self.assertIn("| put | 995 of 1 000/s (99.5%), p99 20.5 ms, 0.10% failed | ≥ 98% of 1 000/s, p99 ≤ 10 ms, ≤ 1% failed | **fail** | performance |", box)
         self.assertIn("the load generator 0.30; no node's JVM stopped for a safepoint.\n", md)
 
     def test_wrk_figures_are_marked_from_the_send_and_tool_remarks_are_notes_not_findings(self):
@@ -130,8 +157,9 @@ class HeadlineTest(ReportCase):
 
         edit(d, wrk)
         md, _ = self.generate(d)
-        self.assertTrue(md.startswith("# kvlab: 3 nodes, replicas 2/3, k6 and wrk at 500/s\n"))
-        self.assertIn("| get | 1 990 of 2 000/s (99.5%) | 8.18 ms (from the send) | met | 0.10% |", md)
+        self.assertTrue(md.startswith("# kvlab fixed-rate phases: 3 nodes, replicas 2/3, k6 and wrk at 500/s\n"))
+        self.assertIn("| get | 1 990 of 2 000/s (99.5%), p99 8.18 ms (from the send), 0.10% failed |", md)
+        self.assertIn('A p99 marked "from the send" is Debian\'s wrk\'s', md[: md.index("</div>")])
         findings = md.split("## Findings\n\n")[1].split("\n\n")[0].splitlines()
         self.assertTrue(findings[0].startswith("- put: achieved"), findings[0])
         self.assertNotIn("wrk2", "\n".join(findings))
@@ -151,14 +179,23 @@ class HeadlineTest(ReportCase):
         doc = edit(d, search)
         md, page = self.generate(d)
         box = md[: md.index("</div>")]
-        self.assertIn("**Highest rate sustained within the SLO: 1 500/s** of get (p99 6.00 ms at 1 499/s achieved).", box)
-        self.assertIn("The search stopped at 2250/s: p99 12 ms > SLO 10 ms.", box)
+        self.assertIn(
+            "| highest rate sustained within the SLO (the short search) | 1 500/s of get (p99 6.00 ms, 1 499/s achieved, "
+            "0.00% failed) | p99 ≤ 10 ms, ≥ 98% of the rate, ≤ 1% failed | – | – |",
+            box,
+        )
+        self.assertIn(
+            "| the limit, bracketed | between 1 500/s (held) and 2 250/s (p99 12 ms > SLO 10 ms): 50% apart | within 10% "
+            "| fail, not gated | – |",
+            box,
+        )
+        self.assertIn("the short search sustained 1 500/s of get.", box)
         self.assertNotIn("| get@1000 |", box, "search steps are not fixed-rate phases")
         # The curve's points carry each step's p50 and p99.9 from its own phase.
         self.assertIn("| 1 500 | 1 499 | 0.623 | 6.14 | 6.55 | 0.000% | yes |", md)
         self.assertTrue((d / "plots" / "saturation.png").read_bytes().startswith(b"\x89PNG"))
         self.assertIn("saturation (get): the highest rate that met every condition was 1 500/s", md)
-        self.assertEqual([], check.headline_problems(doc, md, page) + check.figure_problems(d, doc, md))
+        self.assertEqual([], checkverdict.problems(d, doc, md, page) + check.figure_problems(d, doc, md))
         (d / "plots" / "saturation.png").unlink()
         self.assertEqual(
             ["a saturation search ran but the report has no saturation curve"], check.figure_problems(d, doc, md)
@@ -175,10 +212,12 @@ class HeadlineTest(ReportCase):
 
         doc = edit(d, steps)
         md, page = self.generate(d)
-        self.assertTrue(md.startswith("# kvlab: 3 nodes, replicas 2/3, k6, get from 1 000/s up (saturation search)\n"))
-        self.assertIn("**Highest rate sustained within the SLO: 1 500/s**", md)
-        self.assertNotIn("\n| phase | rate achieved of asked |", md.split("</div>")[0])
-        self.assertEqual([], check.headline_problems(doc, md, page))
+        self.assertTrue(md.startswith("# kvlab saturation search: 3 nodes, replicas 2/3, k6, get from 1 000/s up\n"))
+        box = md.split("</div>")[0]
+        self.assertIn("| highest rate sustained within the SLO | 1 500/s of get (p99 6.00 ms, 1 499/s achieved, 0.00% failed) |", box)
+        self.assertIn("**Passed.** The cluster sustained 1 500/s of get within the SLO (p99 6.00 ms ≤ 10 ms)", box)
+        self.assertNotIn("| get@1000 |", box)
+        self.assertEqual([], checkverdict.problems(d, doc, md, page))
 
 
 class TimeSeriesTest(ReportCase):
@@ -237,7 +276,14 @@ class TimeSeriesTest(ReportCase):
             md,
         )
         self.assertIn("- get: node n1 paused did not happen (the phase ended first).", md)
-        self.assertIn("| get (with faults) |", md.split("</div>")[0])
+        box = md.split("</div>")[0]
+        self.assertIn(
+            "| get: n2 paused (second 10–20) | 36 requests failed; rate back 3.0 s after, p99 not back within the phase; "
+            "412 hints replayed, 0 records repaired | rate and p99 back within the phase | **fail** | performance |",
+            box,
+        )
+        self.assertIn("| get: n1 paused (planned at second 28) | did not happen: the phase ended first |", box)
+        self.assertIn("A phase with faults is not held to the SLO", box)
         self.assertTrue((d / "plots" / "timeseries-01-get.png").read_bytes().startswith(b"\x89PNG"))
         self.assertEqual([], check.figure_problems(d, doc, md))
         self.assertEqual(

@@ -275,9 +275,16 @@ class ScaleReportTest(unittest.TestCase):
         self.assertIn("| 100 000 | 30 000 | 3.3 | 0 | 4 | 2.50 | 1.75 | 244.1 | 127.0 | 1.0 | 1.30 | 146.5 |", md)
         self.assertIn("| 100 000 | 0.100 | 0.500 | 30.0 | 1 999 | 0.300 | 1.50 | 70.0 | 2.33x | 1 999 | 0.300 | 1.50 | 90.0 | 3.00x |", md)
         self.assertIn("| 100 000 | 100 | 512 | 700 | 800 | 900 | 0 | 80.0% | 80.0% | 80.0% | yes |", md)
-        self.assertIn("| GET p99 at the largest size within 2x of the smallest size's | met | 1.50 ms at 100 000 keys", md)
-        self.assertIn("| fill at 20 000 keys/s or faster at every size | met |", md)
-        self.assertIn("| the node survived: no OOM kill, still running and answering | met |", md)
+        box = md.split("</div>")[0]
+        self.assertIn(
+            "| 100 000 keys | fill 30 000 keys/s; GET p99 1.50 ms, 1.50× the smallest size's "
+            "| fill ≥ 20 000 keys/s; GET p99 ≤ 2× the smallest size's | pass | performance |",
+            box,
+        )
+        self.assertIn("| the node survived | still running and answering after the last size |", box)
+        self.assertIn("**Passed.** From 20 000 to 100 000 keys GET p99 went from 1.00 to 1.50 ms (1.50×)", box)
+        # The figures come right after the verdict, before the findings and the phases.
+        self.assertLess(md.index("![scale: fill rate]"), md.index("## Findings"))
         self.assertIn("cgroup `/sys/fs/cgroup/kvlab-scale-1`", md)
         self.assertEqual(check.scale_problems(d, json.loads((d / "run.json").read_text()), md), [])
 
@@ -286,9 +293,15 @@ class ScaleReportTest(unittest.TestCase):
         del dead["rows"]["put"]
         dead["alive"] = False
         d, md = self.render(scale_doc([step(20_000, 1.0, 45_000.0, None), dead], survived=False))
-        self.assertIn("| GET p99 at the largest size within 2x of the smallest size's | **missed** |", md)
-        self.assertIn("| fill at 20 000 keys/s or faster at every size | **missed** | 45 000 keys/s to 20 000; 12 000 keys/s to 1 000 000 |", md)
-        self.assertIn("| the node survived: no OOM kill, still running and answering | **missed** |", md)
+        box = md.split("</div>")[0]
+        self.assertIn(
+            "| 1 000 000 keys | fill 12 000 keys/s; GET p99 9.00 ms, 9.00× the smallest size's "
+            "| fill ≥ 20 000 keys/s; GET p99 ≤ 2× the smallest size's | **fail** | performance |",
+            box,
+        )
+        self.assertIn("| the node survived | node n0 (pid 1) is gone after phase get@2000 at 1M;", box)
+        self.assertIn("| no OOM kill, still running and answering | **fail** | data |", box)
+        self.assertIn("**Failed.**", box)
         self.assertIn("exited with 137", md)
         self.assertIn("1 OOM kill(s)", md)
         self.assertIn("| 1 000 000 | 100 | 512 | 700 | 800 | 900 | 0 | – | – | – | **no** |", md)
