@@ -38,10 +38,12 @@ def phase_sentence(v: dict, slo) -> str:
         text += "; no node's JVM stopped for a safepoint"
     elif v["pauses"]:
         most = max(v["pauses"], key=lambda p: p["stopped_share"])
-        who = f"of the nodes' JVMs, {most['label']} stood still longest" if len(v["pauses"]) > 1 else (
-            f"the JVM of {most['label']} stood still"
+        share = f"{fmt.pct(most['stopped_share'])} of the phase"
+        text += (
+            f"; of the nodes' JVMs, {most['label']} stood still longest, {share}"
+            if len(v["pauses"]) > 1
+            else f"; the JVM of {most['label']} stood still {share}"
         )
-        text += f"; {who}, {fmt.pct(most['stopped_share'])} of the phase"
         if most["mean_gc_ms"] is not None:
             text += f" (its GC pauses {most['mean_gc_ms']:.1f} ms on average)"
     if v["others_cores"] and v["others_cores"] > 0.2:
@@ -148,9 +150,11 @@ def findings(run: dict, views: list[dict], verdict: dict) -> list[str]:
     out.extend(healing_findings(views))
     out.extend(monitor_findings(views))
     out.extend(sample_findings(views))
-    warmups = [v["label"] for v in views if v["warmup"]]
+    warmups = sum(v["warmup"] for v in views)
     if warmups:
-        out.append(f"Warm-up phases, not measured (JIT, caches): {', '.join(warmups)}.")
+        out.append(
+            f"{warmups} warm-up phase{'s' if warmups > 1 else ''} (JIT, caches), not measured: folded under Phases."
+        )
     return out
 
 

@@ -200,7 +200,7 @@ class ReportTest(unittest.TestCase):
                 "| node n0 (pid 123) | 40 | 120 | 1.20% | 30 | 105 | 3.5 |",
                 # One node: no "of the nodes" and no "longest".
                 "; node n0 (pid 123) used 0.50 cores, the load generator 0.30; the JVM of node n0 (pid 123) "
-                "stood still, 1.20% of the phase (its GC pauses 3.5 ms on average)",
+                "stood still 1.20% of the phase (its GC pauses 3.5 ms on average)",
                 "## Comparison with the previous report",
                 "20260101-000000-test",
                 "| put | all | 995 / 995 (×1.00) | 2.08 / 1.04 (×2.00) | 20.5 / 10.2 (×2.00) |",

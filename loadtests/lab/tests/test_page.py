@@ -84,6 +84,7 @@ class FoldingTest(PageCase):
             md,
         )
         self.assertNotIn("warm-up", md.split('<div class="contents"')[1].split("</div>")[0])
+        self.assertIn("- 1 warm-up phase (JIT, caches), not measured: folded under Phases.\n", md)
         # The page folds them too, with the tables inside rendered.
         warmup = page.split("<summary>warm-up get:")[1].split("</details>")[0]
         self.assertIn("<table>", warmup)
