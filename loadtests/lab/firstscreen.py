@@ -36,7 +36,7 @@ addEventListener("load", () => {
   const box = document.querySelector(".verdict");
   const blocks = box ? [...box.querySelectorAll("p, li, tr, h2, h3, h4")].map((el) => ({
     tag: el.tagName.toLowerCase(), text: text(el), cells: [...el.querySelectorAll("td")].map(text), ...where(el)})) : [];
-  const marker = /(^|\\n)[ \\t]*([-*+]|\\d+[.)])[ \\t]+\\S/;
+  const marker = /(^|\\n)[ \\t]*([-*+]|1[.)])[ \\t]+\\S/;
   const literal = [...document.querySelectorAll("p")].filter((p) => marker.test(p.textContent)).map((p) => text(p).slice(0, 160));
   const out = document.createElement("pre");
   out.id = "kvlab-layout";
