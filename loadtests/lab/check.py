@@ -124,7 +124,8 @@ def contents_problems(md: str, html: str) -> list[str]:
     if not box:
         return ["report.md has no table of contents"]
     ids = set(re.findall(r' id="([^"]+)"', html))
-    return [f"the table of contents links #{a}, which the page does not have" for a in re.findall(r"\]\(#([^)]+)\)", box.group(1)) if a not in ids]
+    links = re.findall(r"\]\(#([^)]+)\)", box.group(1))
+    return [f"the table of contents links #{a}, which the page does not have" for a in links if a not in ids]
 
 
 TITLE = re.compile(
@@ -242,7 +243,8 @@ def healing_problems(run: dict, md: str) -> list[str]:
     elif "| phase | hints written | hints replayed |" not in text:
         found.append("report.md has no healing table, though a phase needed healing")
     else:
-        found.extend(f"the healing table has no row for phase {p['label']}" for p in phases if f"\n| {p['label']} | " not in text)
+        missing = [p["label"] for p in phases if f"\n| {p['label']} | " not in text]
+        found.extend(f"the healing table has no row for phase {label}" for label in missing)
     for p in run.get("phases", []):
         if not p.get("fault"):
             continue

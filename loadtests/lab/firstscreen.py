@@ -37,7 +37,8 @@ addEventListener("load", () => {
   const blocks = box ? [...box.querySelectorAll("p, li, tr, h2, h3, h4")].map((el) => ({
     tag: el.tagName.toLowerCase(), text: text(el), cells: [...el.querySelectorAll("td")].map(text), ...where(el)})) : [];
   const marker = /(^|\\n)[ \\t]*([-*+]|1[.)])[ \\t]+\\S/;
-  const literal = [...document.querySelectorAll("p")].filter((p) => marker.test(p.textContent)).map((p) => text(p).slice(0, 160));
+  const literal = [...document.querySelectorAll("p")].filter((p) => marker.test(p.textContent))
+    .map((p) => text(p).slice(0, 160));
   const out = document.createElement("pre");
   out.id = "kvlab-layout";
   out.textContent = JSON.stringify({

@@ -160,7 +160,7 @@ class EmptyTablesTest(PageCase):
 
 
 class ComparedRunsTest(PageCase):
-    def run_like(self, name: str, kind: str = "phases", executor: str = "local", labels=("put", "get"), who: str = "test") -> Path:
+    def run_like(self, name: str, kind="phases", executor="local", labels=("put", "get"), who="test") -> Path:
         d = write_run(self.root, name, 1.0)
 
         def change(doc):
