@@ -140,7 +140,7 @@ lab-profile: lab-tools ## one flame graph: PROFILE_PID=pid [EVENT=cpu SECONDS=10
 	@test -n "$(PROFILE_PID)" || { echo "usage: make lab-profile PROFILE_PID=<jvm pid> [EVENT=cpu SECONDS=10 OUT=profile.html]"; exit 2; }
 	loadtests/profiler/profile.sh $(PROFILE_PID) $(or $(EVENT),cpu) $(or $(SECONDS),10) $(or $(OUT),profile-$(PROFILE_PID)-$(or $(EVENT),cpu).html)
 
-lab-selftest: ## test the lab's own code: report generator, wrk parsing, profiling windows, warm-ups, faults
-	@loadtests/tools/install.sh venv wrk
+lab-selftest: ## test the lab's own code: report generator and its pages in a headless browser, wrk parsing, profiling windows, warm-ups, faults
+	@loadtests/tools/install.sh venv wrk chromium
 	@if [ "$$(id -u)" = 0 ]; then loadtests/tools/install.sh nft; fi
 	cd loadtests && $(LAB_PY) -m unittest discover -s lab/tests -t . -v

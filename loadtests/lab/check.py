@@ -4,14 +4,16 @@
 
 A report has: a title of its kind of run that names the configuration (nodes, replicas, tool, rate)
 and, right under it, the verdict box: the run's question and answer, a row for everything its kind
-is judged on and k6's thresholds, as verdict.json beside it says (lab.checkverdict); the command
-that started it and the exact load and profiler commands; the environment; findings and a conclusion
-section; per measured phase the requested and achieved rate, a percentile table from 50 % to 100 %,
-a percentile-spectrum plot and flame graphs that were really written; a time-series figure for every
-phase that recorded a time series; the saturation curve when a search ran; when the nodes' healing
-counters were read, a healing table with a row per phase, and for an outage phase hints written and
-replayed and a cluster that healed; a comparison section; and a self-contained report.html, the
-Markdown rendered, with the plots embedded.
+is judged on and k6's thresholds, as verdict.json beside it says (lab.checkverdict); a table of
+contents whose links lead to the page's headings; the command that started it and the exact load
+and profiler commands; the environment; findings and a conclusion section; per measured phase the
+requested and achieved rate, a percentile table from 50 % to 100 %, a percentile-spectrum plot and
+flame graphs that were really written, and no differential graph the report does not link; a
+time-series figure for every phase that recorded a time series; the saturation curve when a search
+ran; when the healing counters of two nodes or more were read, a healing table with a row per phase
+(or the line that says no phase needed healing), and for an outage phase hints written and replayed
+and a cluster that healed; a comparison section; and a self-contained report.html, the Markdown
+rendered (no list left as text), with the plots embedded.
 """
 
 from __future__ import annotations
@@ -20,8 +22,8 @@ import json
 import re
 from pathlib import Path
 
-from . import checkverdict
-from .report import timeline
+from . import checkverdict, healing
+from .report import flames, timeline, views
 from .results import is_measured
 
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
@@ -74,7 +76,8 @@ def problems(run_dir: Path) -> list[str]:
     # Local nodes are processes whose threads and JVM counters the lab reads; pods in Kubernetes are not.
     if run.get("executor") == "local" and md.count("| threads | CPU, cores |") < len(measured):
         found.append("report.md lacks the table of the nodes' threads for a measured phase")
-    if run.get("executor") == "local" and md.count("| node | safepoints |") < len(measured):
+    pauses = md.count("| node | safepoints |") + md.count("No node's JVM stopped for a safepoint in this phase.")
+    if run.get("executor") == "local" and pauses < len(measured):
         found.append("report.md lacks the table of the nodes' JVM pauses for a measured phase")
     if md.count(PERCENTILE_HEADER) < len(measured):
         found.append(f"{md.count(PERCENTILE_HEADER)} percentile tables for {len(measured)} measured phases")
@@ -85,14 +88,18 @@ def problems(run_dir: Path) -> list[str]:
         found.append("report.md has no percentile-spectrum plot")
 
     flame_graphs = re.findall(r"\]\((phases/[^)]+/profiles/[^)]+\.html)\)", md)
-    if expects_profiles(run) and not flame_graphs:
+    if expects_profiles(run) and not flame_graphs and not re.search(r"The lock graphs? of .+ not listed", md):
         found.append("report.md links no flame graph")
+    for diff in sorted(run_dir.glob(f"phases/*/profiles/*{flames.DIFF_SUFFIX}")):
+        if diff.relative_to(run_dir).as_posix() not in flame_graphs:
+            found.append(f"differential graph {diff.relative_to(run_dir)} is not linked from the report")
     for graph in flame_graphs:
         path = run_dir / graph
         if not path.is_file() or path.stat().st_size < 1000 or "<html" not in path.read_text(errors="replace")[:2000].lower():
             found.append(f"flame graph {graph} is missing or not an HTML flame graph")
 
     found.extend(checkverdict.problems(run_dir, run, md, html))
+    found.extend(contents_problems(md, html))
     found.extend(figure_problems(run_dir, run, md))
     found.extend(healing_problems(run, md))
     found.extend(scale_problems(run_dir, run, md))
@@ -106,7 +113,19 @@ def problems(run_dir: Path) -> list[str]:
     text = re.sub(r"<(pre|code)>.*?</\1>", "", html, flags=re.S)
     if "| --- |" in text or re.search(r"\*\*[^*<>\n]+\*\*", text):
         found.append("report.html shows Markdown unrendered (a table or **bold** as text)")
+    if any(re.search(r"\n\s*[-*+] \S", p) for p in re.findall(r"<p>(.*?)</p>", html, re.S)):
+        found.append("report.html shows a list as text: a paragraph with \" - \" items")
     return found
+
+
+def contents_problems(md: str, html: str) -> list[str]:
+    """A table of contents after the verdict box, each of its links an id of the page."""
+    box = re.search(r'<div class="contents" markdown="1">\n(.*?)\n</div>', md, re.S)
+    if not box:
+        return ["report.md has no table of contents"]
+    ids = set(re.findall(r' id="([^"]+)"', html))
+    links = re.findall(r"\]\(#([^)]+)\)", box.group(1))
+    return [f"the table of contents links #{a}, which the page does not have" for a in links if a not in ids]
 
 
 def figure_problems(run_dir: Path, run: dict, md: str) -> list[str]:
@@ -169,17 +188,22 @@ def scale_problems(run_dir: Path, run: dict, md: str) -> list[str]:
 
 
 def healing_problems(run: dict, md: str) -> list[str]:
-    """The healing table, when the run read the nodes' counters; and that an outage healed."""
+    """The healing table, when the run read the counters of two nodes or more and a phase needed
+    healing (else the line that says none did); and that an outage healed."""
     found = []
-    phases = [p for p in run.get("phases", []) if p.get("healing")]
+    phases = [p for p in run.get("phases", []) if views.heals(p)]
     if not phases:
         return found
-    table = re.search(r"## Healing\n(.*?)\n## ", md, re.S)
-    if not table or "| phase | hints written | hints replayed |" not in table.group(1):
-        return ["report.md has no healing table, though the run read the nodes' healing counters"]
-    for p in phases:
-        if f"\n| {p['label']} | " not in table.group(1):
-            found.append(f"the healing table has no row for phase {p['label']}")
+    section = re.search(r"## Healing\n(.*?)\n## ", md, re.S)
+    text = section.group(1) if section else ""
+    if not any(healing.anything(p["healing"]) for p in phases):
+        if "No phase needed healing" not in text:
+            found.append("report.md does not say that no phase needed healing, though it read the healing counters")
+    elif "| phase | hints written | hints replayed |" not in text:
+        found.append("report.md has no healing table, though a phase needed healing")
+    else:
+        missing = [p["label"] for p in phases if f"\n| {p['label']} | " not in text]
+        found.extend(f"the healing table has no row for phase {label}" for label in missing)
     for p in run.get("phases", []):
         if not p.get("fault"):
             continue

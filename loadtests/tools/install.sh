@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the load lab's tools, pinned, into the project-local folder .tools/ (git-ignored).
-#   loadtests/tools/install.sh [k6|wrk|jattach|async-profiler|venv|nft ...]   (default: all but nft)
+#   loadtests/tools/install.sh [k6|wrk|jattach|async-profiler|venv|nft|chromium ...]
+#   (default: all but nft and chromium)
 # Idempotent and silent when everything is there; otherwise one line per tool it installs.
 #
 #   k6              .tools/bin/k6, built from its Go module (go install go.k6.io/k6@$K6_VERSION);
@@ -15,6 +16,8 @@
 #                   runner and the report generator.
 #   nft             Debian's nftables through apt, for the fault scenario's cut-off (only when asked
 #                   for by name: the default set leaves it out).
+#   chromium        Debian's chromium through apt, for the self-tests that open reports in a headless
+#                   browser (lab.firstscreen; only when asked for by name, as make lab-selftest does).
 # Environment: KVLAB_TOOLS (default <repo>/.tools), KVLAB_CACHE, GO (the go binary), PYTHON (3.11+),
 # JAVA_HOME (a JDK for the Maven Wrapper; default the Temurin 25 of our machines).
 set -euo pipefail
@@ -115,6 +118,11 @@ install_nft() {
   run_timed "nft (apt-get install nftables, to cut a node off in the fault scenario)" apt_install nftables
 }
 
+install_chromium() {
+  command -v chromium >/dev/null && return
+  run_timed "chromium (apt-get install chromium, to open reports in a headless browser)" apt_install chromium
+}
+
 install_venv() {
   local venv=$TOOLS/venv req=$ROOT/loadtests/lab/requirements.txt
   local want; want=$(sha256sum "$req" | cut -d' ' -f1)
@@ -145,6 +153,7 @@ for tool in "${wanted[@]}"; do
     async-profiler) install_async_profiler ;;
     venv) install_venv ;;
     nft) install_nft ;;
-    *) die "unknown tool '$tool' (k6, wrk, jattach, async-profiler, venv, nft)" ;;
+    chromium) install_chromium ;;
+    *) die "unknown tool '$tool' (k6, wrk, jattach, async-profiler, venv, nft, chromium)" ;;
   esac
 done

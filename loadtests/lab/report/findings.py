@@ -5,8 +5,6 @@ from conclusion.md."""
 
 from __future__ import annotations
 
-import math
-
 from . import flames, fmt, timeline
 
 
@@ -27,11 +25,12 @@ def phase_sentence(v: dict, slo) -> str:
     if v["dropped"]:
         text += f", {fmt.rate(v['dropped'])} iterations dropped (no free VU: the server fell behind)"
     if v["nodes"]:
-        # A node killed and started again during the phase has no CPU figure of the whole phase.
-        counted = [n for n in v["nodes"] if n["cores"] is not None and not math.isnan(n["cores"])]
+        # A node killed and started again during the phase may have no CPU figure of the whole phase.
+        counted = [n for n in v["nodes"] if not fmt.missing(n["cores"])]
         cores = sum(n["cores"] for n in counted)
         missing = len(v["nodes"]) - len(counted)
-        text += f"; the nodes used {cores:.2f} cores" + (
+        who = "the nodes" if len(v["nodes"]) > 1 else v["nodes"][0]["label"]
+        text += f"; {who} used {cores:.2f} cores" + (
             f" (not counting {missing} restarted during the phase)" if missing else ""
         )
         text += f", the load generator {fmt.num(v['loadgen'].get('cores'))}"
@@ -39,9 +38,11 @@ def phase_sentence(v: dict, slo) -> str:
         text += "; no node's JVM stopped for a safepoint"
     elif v["pauses"]:
         most = max(v["pauses"], key=lambda p: p["stopped_share"])
+        share = f"{fmt.pct(most['stopped_share'])} of the phase"
         text += (
-            f"; of the nodes' JVMs, {most['label']} stood still longest, "
-            f"{fmt.pct(most['stopped_share'])} of the phase"
+            f"; of the nodes' JVMs, {most['label']} stood still longest, {share}"
+            if len(v["pauses"]) > 1
+            else f"; the JVM of {most['label']} stood still {share}"
         )
         if most["mean_gc_ms"] is not None:
             text += f" (its GC pauses {most['mean_gc_ms']:.1f} ms on average)"
@@ -79,12 +80,10 @@ HEALING_WORDS = (
 
 
 def healing_findings(views: list[dict]) -> list[str]:
-    """The healing in words: each outage, each other phase that needed healing, or that none did."""
-    read = [v for v in views if v["healing"]]
-    if not read:
-        return []
+    """The healing in words: each outage, each other phase that needed healing (the healing section
+    says when none did)."""
     out = []
-    for v in read:
+    for v in (v for v in views if v["healing"]):
         h = v["healing"]
         if h["text"]:
             out.append(f"{v['label']}: {h['text']}.")
@@ -92,11 +91,6 @@ def healing_findings(views: list[dict]) -> list[str]:
             t = h["total"]
             parts = [words.format(fmt.rate(t[figure])) for figure, words in HEALING_WORDS if t[figure]]
             out.append(f"{v['label']}: {', '.join(parts)}.")
-    if not any(v["healing"]["anything"] for v in read):
-        out.append(
-            "No phase needed healing: no hint was written or replayed, no record repaired or moved "
-            "(PHASES=...,outage pauses a node, and SCENARIO=faults kills, pauses and cuts one off, to watch the cluster heal)."
-        )
     return out
 
 
@@ -156,9 +150,11 @@ def findings(run: dict, views: list[dict], verdict: dict) -> list[str]:
     out.extend(healing_findings(views))
     out.extend(monitor_findings(views))
     out.extend(sample_findings(views))
-    warmups = [v["label"] for v in views if v["warmup"]]
+    warmups = sum(v["warmup"] for v in views)
     if warmups:
-        out.append(f"Warm-up phases, not measured (JIT, caches): {', '.join(warmups)}.")
+        out.append(
+            f"{warmups} warm-up phase{'s' if warmups > 1 else ''} (JIT, caches), not measured: folded under Phases."
+        )
     return out
 
 

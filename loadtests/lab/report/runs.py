@@ -18,9 +18,10 @@ def load_run(run_dir: Path) -> dict:
 
 
 def previous_run(run_dir: Path, given: Path | None) -> Path | None:
-    """The run given, else the newest older run next to this one on the same executor (a run in
-    Kubernetes is not compared with one on local processes): one of the same name if there is one
-    (the same experiment), else of the same kind, else any."""
+    """The run given, else the newest older run next to this one that a comparison can say
+    something about: of the same kind on the same executor (a search is not compared with a fixed
+    rate, nor a run in Kubernetes with one on local processes), with a measured phase of the same
+    name; one of the same name first (the same experiment). None when no run qualifies."""
     if given:
         given = Path(given)
         if given.name == "run.json":
@@ -30,24 +31,34 @@ def previous_run(run_dir: Path, given: Path | None) -> Path | None:
         return given
     run_dir = run_dir.resolve()
     this = json.loads((run_dir / "run.json").read_text())
-    older = []
+    phases = measured_labels(this)
+    comparable = []
     for d in sorted(run_dir.parent.iterdir()):
-        if d.is_dir() and d != run_dir and d.name < run_dir.name and (d / "run.json").exists():
-            try:
-                older.append((d, json.loads((d / "run.json").read_text())))
-            except (OSError, ValueError):
-                continue
-    executor = this.get("executor", "local")
-    older = [(d, doc) for d, doc in older if doc.get("executor", "local") == executor]
-    for wanted in (
-        lambda doc: doc.get("name") == this.get("name") and doc.get("kind") == this.get("kind"),
-        lambda doc: doc.get("kind") == this.get("kind"),
-        lambda doc: True,
-    ):
-        matches = [d for d, doc in older if wanted(doc)]
-        if matches:
-            return matches[-1]
-    return None
+        if not (d.is_dir() and d != run_dir and d.name < run_dir.name and (d / "run.json").exists()):
+            continue
+        try:
+            doc = json.loads((d / "run.json").read_text())
+        except (OSError, ValueError):
+            continue
+        if (
+            doc.get("kind") == this.get("kind")
+            and doc.get("executor", "local") == this.get("executor", "local")
+            and phases & measured_labels(doc)
+        ):
+            comparable.append((d, doc))
+    same_name = [d for d, doc in comparable if doc.get("name") == this.get("name")]
+    return (same_name or [d for d, _ in comparable] or [None])[-1]
+
+
+def measured_labels(run: dict) -> set[str]:
+    """The labels of the run's measured phases: what a comparison matches."""
+    return {p["label"] for p in run.get("phases", []) if is_measured(p)}
+
+
+def next_to(run_dir: Path, other: Path | None) -> bool:
+    """Whether the other run lies in the same folder as this one: a report links only files that
+    are published with it."""
+    return bool(other) and Path(other).resolve().parent == Path(run_dir).resolve().parent
 
 
 def node_count(run: dict) -> int:
@@ -94,7 +105,7 @@ def _commit(env: dict) -> str:
     git = env.get("git") or {}
     if not git.get("commit"):
         return "?"
-    return f"`{git['commit'][:12]}`" + (" with uncommitted changes" if git.get("dirty") else "")
+    return f"`{git['commit'][:12]}`"
 
 
 def differences(run: dict, prev: dict) -> list[str]:

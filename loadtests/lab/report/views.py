@@ -67,12 +67,19 @@ def _held(fault: dict) -> str:
     return f"{timeline.describe(fault)}: from second {w[0]:.1f} to {w[1]:.1f} of the load"
 
 
+def heals(phase: dict) -> bool:
+    """Whether the phase read the healing counters of two nodes or more: a node without a peer has
+    nothing to heal."""
+    h = phase.get("healing") or {}
+    return len(h.get("nodes", {})) + len(h.get("missing", {})) > 1
+
+
 def healing_view(phase: dict) -> dict | None:
     """What the nodes did to heal during the phase (lab.healing.delta in run.json), for the tables;
-    None when the counters were not read."""
-    h = phase.get("healing")
-    if not h:
+    None when it did not read the counters of two nodes or more."""
+    if not heals(phase):
         return None
+    h = phase["healing"]
     faults = timeline.faults(phase)
     heal = phase.get("heal")
     text = short = ""
@@ -147,22 +154,74 @@ def pause_rows(cpu: dict, labels: dict[str, str]) -> list[dict]:
     return rows
 
 
-def node_rows(run: dict, cpu: dict) -> list[dict]:
-    """CPU per node: local nodes are processes (keyed by PID), in Kubernetes pods (keyed by name)."""
-    names = {n["pid"]: n["name"] for n in run.get("nodes", [])}
+def _node_names(run: dict) -> dict[int, str]:
+    """Each process a local node ran as, by pid: a node started again during the run had several."""
+    names = {}
+    for n in run.get("nodes", []):
+        for pid in n.get("pids") or [n["pid"]]:
+            names[int(pid)] = n["name"]
+    return names
+
+
+def _restarted_as(phase: dict) -> dict[int, int]:
+    """pid -> the pid its node was started again as, for each kill of the phase."""
+    return {
+        int(f["pid_before"]): int(f["pid_after"])
+        for f in timeline.faults(phase)
+        if f.get("pid_before") and f.get("pid_after")
+    }
+
+
+def series_cpu_s(samples: list[dict], interval_s: float) -> float | None:
+    """A node's CPU seconds over the phase from its per-second samples: each answered sample's
+    cores times the time since the node's previous answer (the first answer after seconds without
+    one holds what the node used since its last answer, or since it started again)."""
+    total, since, known = 0.0, None, False
+    for i, s in enumerate(samples):
+        since = s["t"] if since is None else since
+        if not s.get("up") or s.get("cpu_cores") is None:
+            continue
+        end = samples[i + 1]["t"] if i + 1 < len(samples) else s["t"] + interval_s
+        total += s["cpu_cores"] * (end - since)
+        since, known = None, True
+    return total if known else None
+
+
+def node_rows(run: dict, phase: dict, ts: dict | None) -> list[dict]:
+    """CPU per node: local nodes are processes (keyed by pid), in Kubernetes pods (keyed by name).
+    A node killed during the phase has no figure of its process over the whole phase; its row is
+    the sum of its per-second samples, both processes, when the phase recorded them."""
+    cpu = phase.get("cpu", {})
+    names, restarted = _node_names(run), _restarted_as(phase)
+    requests = phase.get("result", {}).get("requests")
     rows = []
     for pid, v in cpu.get("processes", {}).items():
         local = str(pid).isdigit()
         name = names.get(int(pid), str(pid)) if local else str(pid)
-        rows.append(
-            {
-                "name": name,
-                "pid": pid,
-                "label": f"node {name} (pid {pid})" if local else f"pod {name}",
-                "cores": v.get("cores"),
-                "us_per_request": v.get("us_per_request"),
-            }
-        )
+        row = {
+            "name": name,
+            "pid": pid,
+            "label": f"node {name} (pid {pid})" if local else f"pod {name}",
+            "cores": v.get("cores"),
+            "us_per_request": v.get("us_per_request"),
+            "note": "",
+        }
+        if local and int(pid) in restarted:
+            chain, now = [], int(pid)
+            while now in restarted:
+                now = restarted[now]
+                chain.append(str(now))
+            row["label"] = f"node {name} (pid {pid}, started again as {', then '.join(chain)})"
+            samples = ((ts or {}).get("nodes") or {}).get(name)
+            cpu_s = series_cpu_s(samples, ts.get("interval_s", 1.0)) if samples else None
+            if fmt.missing(row["cores"]) and cpu_s is not None and cpu.get("wall_s"):
+                row["cores"] = cpu_s / cpu["wall_s"]
+                row["us_per_request"] = cpu_s * 1e6 / requests if requests else None
+                row["note"] = (
+                    f"Node {name} was killed and started again during the phase: its row adds up "
+                    "what its per-second samples recorded, of both processes."
+                )
+        rows.append(row)
     return rows
 
 
@@ -177,11 +236,11 @@ def phase_view(
     r = phase["result"]
     requested = r.get("requested_rate")
     cpu = phase.get("cpu", {})
-    nodes = node_rows(run, cpu)
+    ts = timeline.load(run_dir, phase) if run_dir else None
+    nodes = node_rows(run, phase, ts)
     slo = run["config"].get("slo_p99_ms")
     p99 = slo_p99(r)
     profiles, monitor = flames.profile_views(run_dir, phase, prev_dir, prev)
-    ts = timeline.load(run_dir, phase) if run_dir else None
     return {
         "label": phase["label"],
         "scenario": phase["scenario"],
@@ -207,6 +266,7 @@ def phase_view(
         "failed_thresholds": [k for k, ok in r.get("thresholds", {}).items() if not ok],
         "profiles": profiles,
         "monitor": monitor,
+        "one_monitor": flames.one_monitor_line(profiles, monitor),
         "nodes": nodes,
         "threads": thread_rows(cpu),
         "pauses": pause_rows(cpu, {str(n["pid"]): n["label"] for n in nodes}),

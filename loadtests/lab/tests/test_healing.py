@@ -357,21 +357,37 @@ class HealingReportTest(unittest.TestCase):
             self.assertIn("Healing in this phase, node by node", md)
             self.assertIn("| n0 | 412 | 412 | 0 | 0 |", md)
             self.assertIn("outage: node n2 (pid 4242) paused", md.split("## Conclusion")[0], "a finding")
-            self.assertIn("<h2>Healing</h2>", page)
+            self.assertIn('<h2 id="healing">Healing</h2>', page)
             self.assertIn('<td>outage</td>\n<td style="text-align: right;">412</td>', page)
             self.assertEqual([], check.healing_problems(json.loads((d / "run.json").read_text()), md))
 
-    def test_a_run_without_an_outage_says_no_phase_needed_healing(self):
+    def test_a_run_without_an_outage_says_in_one_line_that_no_phase_needed_healing(self):
         with tempfile.TemporaryDirectory() as tmp:
             d = write_run(Path(tmp), "20260101-000000-calm", 1.0)
             with_healing(d, None)
+            md = report.generate(d)[0].read_text()
+            section = md.split("## Healing\n")[1].split("\n## ")[0]
+            self.assertEqual("No phase needed healing", section.strip()[:23])
+            self.assertNotIn("| phase | hints written |", md, "a table of zeros")
+            self.assertNotIn("Healing: nothing to heal in this phase", md, "the section said it for every phase")
+            self.assertEqual([], check.healing_problems(json.loads((d / "run.json").read_text()), md))
+            md = md.replace("No phase needed healing", "Nothing")
+            self.assertEqual(
+                ["report.md does not say that no phase needed healing, though it read the healing counters"],
+                check.healing_problems(json.loads((d / "run.json").read_text()), md),
+            )
+
+    def test_a_node_without_a_peer_has_no_healing_section(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            d = write_run(Path(tmp), "20260101-000000-alone", 1.0)
             doc = json.loads((d / "run.json").read_text())
             for p in doc["phases"]:
                 p["healing"] = healing.delta({"n0": figures(hints_pending=0.0)}, {"n0": figures(hints_pending=0.0)})
             (d / "run.json").write_text(json.dumps(doc))
             md = report.generate(d)[0].read_text()
-            self.assertIn("No phase needed healing", md)
-            self.assertIn("Healing: nothing to heal in this phase", md)
+            self.assertNotIn("## Healing", md)
+            self.assertNotIn("heal", md.split("## Findings")[1].split("## Conclusion")[0])
+            self.assertEqual([], check.healing_problems(doc, md))
 
     def test_a_phase_that_needed_healing_without_an_outage_is_a_finding(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -419,7 +435,12 @@ class HealingReportTest(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             d = write_run(Path(tmp), "20260101-000000-rows", 1.0)
             with_healing(d, None)
-            md = report.generate(d)[0].read_text().replace("\n| get | 0 |", "\n| got | 0 |")
+            doc = json.loads((d / "run.json").read_text())
+            doc["phases"][0]["healing"] = healing_of(12, 12)
+            (d / "run.json").write_text(json.dumps(doc))
+            md = report.generate(d)[0].read_text()
+            self.assertIn("Healing: nothing to heal in this phase", md.split("### get")[1], "get healed nothing, put did")
+            md = md.replace("\n| get | 0 |", "\n| got | 0 |")
             self.assertEqual(
                 ["the healing table has no row for phase get"],
                 check.healing_problems(json.loads((d / "run.json").read_text()), md),

@@ -201,8 +201,9 @@ class ReportTest(unittest.TestCase):
                 "| RocksDB flushes | 0.10 | 10.0 | 50% | 0.00 | 0.00 |",
                 "| node | safepoints | stopped, ms | share of the phase | GC pauses | GC, ms | mean GC pause, ms |",
                 "| node n0 (pid 123) | 40 | 120 | 1.20% | 30 | 105 | 3.5 |",
-                "of the nodes' JVMs, node n0 (pid 123) stood still longest, 1.20% of the phase "
-                "(its GC pauses 3.5 ms on average)",
+                # One node: no "of the nodes" and no "longest".
+                "; node n0 (pid 123) used 0.50 cores, the load generator 0.30; the JVM of node n0 (pid 123) "
+                "stood still 1.20% of the phase (its GC pauses 3.5 ms on average)",
                 "## Comparison with the previous report",
                 "20260101-000000-test",
                 "| put | all | 995 / 995 (×1.00) | 2.08 / 1.04 (×2.00) | 20.5 / 10.2 (×2.00) |",

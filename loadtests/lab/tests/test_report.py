@@ -364,7 +364,7 @@ class ComparisonTest(ReportCase):
         (this / "env.json").write_text(json.dumps(env))
         md, _ = self.generate(this)
         self.assertIn(
-            "What differs: commit `abcdef012345` → `0123456789ab` with uncommitted changes; knobs: rate 500 → 1000; "
+            "What differs: commit `abcdef012345` → `0123456789ab`; knobs: rate 500 → 1000; "
             "same machine (2 cores, test cpu), load average at start 0 → 1.50; same executor (local).",
             md,
         )
@@ -439,7 +439,7 @@ class RenderTest(ReportCase):
         self.assertIn("<p><strong>What was run.</strong> Three nodes, <code>make lab</code>, see <a href=\"notes.md\">the notes</a>.</p>", page)
         self.assertIn("<li>one</li>", page)
         # One structure: every heading of the Markdown is a heading of the page, in order.
-        self.assertEqual(re.findall(r"^##+ (.+)$", md, re.M), re.findall(r"<h[23]>(.+?)</h[23]>", page))
+        self.assertEqual(re.findall(r"^##+ (.+)$", md, re.M), re.findall(r"<h[23] id=\"[^\"]+\">(.+?)</h[23]>", page))
         self.assertNotIn('src="plots/', page)
         self.assertEqual(md.count("](plots/"), page.count('src="data:image/png;base64,'))
         self.assertIn('href="../20260101-000000-lab/report.html"', page)
@@ -450,7 +450,7 @@ class RenderTest(ReportCase):
         d = write_run(self.root, "20260101-000000-lab", 1.0)
         self.generate(d)
         html = d / "report.html"
-        html.write_text(html.read_text().replace("<h2>Findings</h2>", "<p>**Findings**</p>"))
+        html.write_text(html.read_text().replace('<h2 id="findings">Findings</h2>', "<p>**Findings**</p>"))
         self.assertIn("report.html shows Markdown unrendered (a table or **bold** as text)", check.problems(d))
 
 
