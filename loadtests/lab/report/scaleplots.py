@@ -64,7 +64,7 @@ def figure(title: str, ylabel: str, rows: list[dict], series: list[Series], log_
         ax.set_xlim(keys[0] / 2, keys[0] * 2)
     if log_y and drawn:
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        plots.log_axis(ax.yaxis)
     elif drawn:
         ax.set_ylim(bottom=0)
     if line is not None and drawn:
