@@ -133,9 +133,10 @@ def covered(t: float, step: float, began: float, ended: float) -> bool:
 
 
 def mark_partial(rows: list[dict], began: float, ended: float, step: float = 1.0) -> list[dict]:
-    """Each row (an interval from its "t") with "partial": whether the load ran for less than it."""
+    """Each row (an interval from its "t", span_s or step long) with "partial": whether the load
+    ran for less than it."""
     for row in rows:
-        row["partial"] = not covered(row["t"], step, began, ended)
+        row["partial"] = not covered(row["t"], row.get("span_s", step), began, ended)
     return rows
 
 

@@ -40,9 +40,8 @@ EVENT_COUNTERS = {"flush": "kvlab_rocksdb_flushes_total", "compaction": "kvlab_r
 # The key-value API's requests (get, put, delete, range; not /v0/status) by latency, every status.
 REQUESTS = "kvlab_requests_seconds"
 SERVER_NOTE = (
-    "measured by the nodes from a request's arrival to its answer (no network, no client queue), "
-    "every node's key-value requests together (the status route is not timed); each percentile is "
-    "interpolated within a bucket of the nodes' request histogram, so it may be off by up to a third"
+    "measured by the nodes from each request's arrival to its answer, all nodes together (no network, "
+    "no client queue; the status route is not timed), read from their request histograms to within a third"
 )
 
 
@@ -99,7 +98,7 @@ class NodeTrack:
         self.last_tick: float | None = None  # the last scrape, answered or not
         self.samples: list[dict] = []  # t as wall clock here; made relative to t0 when written
         self.events: list[tuple[float, str]] = []
-        self.answered: list[tuple[float, promhist.Buckets]] = []  # (interval began, requests by bucket)
+        self.answered: list[tuple[float, float, promhist.Buckets]] = []  # (interval began, ended, requests by bucket)
 
     def add(self, got: Reading | str, at: float, max_samples: int = MAX_SAMPLES, max_events: int = MAX_EVENTS) -> None:
         began, self.last_tick = self.last_tick, at
@@ -126,7 +125,7 @@ class NodeTrack:
             })
             answered = promhist.increase(previous.requests, got.requests)
             if answered is not None:
-                self.answered.append((began, answered))
+                self.answered.append((began, at, answered))
         middle = (began + at) / 2
         for kind, count in got.events.items():
             n = _grown(previous.events.get(kind), count)
@@ -204,18 +203,20 @@ class Sampler:
 
     def server_part(self, t0_epoch: float) -> dict | None:
         """The "server" part of timeseries.json: per interval (the nodes are scraped together, so
-        their intervals coincide) the requests every node answered and their p50 and p99; None
-        when no node timed a request (a phase of the status route, or nodes without the histogram)."""
-        by_interval: dict[float, list[promhist.Buckets]] = {}
+        their intervals coincide) its length, the requests every node answered and their p50 and
+        p99; None when no node timed a request (a phase of the status route, or nodes without the
+        histogram)."""
+        by_interval: dict[tuple[float, float], list[promhist.Buckets]] = {}
         for track in self.tracks.values():
-            for began, answered in track.answered:
-                by_interval.setdefault(began, []).append(answered)
+            for began, ended, answered in track.answered:
+                by_interval.setdefault((began, ended), []).append(answered)
         seconds = []
-        for began in sorted(by_interval):
-            answered = promhist.add(by_interval[began])
+        for began, ended in sorted(by_interval):
+            answered = promhist.add(by_interval[(began, ended)])
             p50, p99 = (promhist.quantile(answered, q) for q in (0.5, 0.99))
             seconds.append({
                 "t": round(began - t0_epoch, 3),
+                "span_s": round(ended - began, 3),
                 "requests": round(sum(answered.values())),
                 "p50_ms": _round(None if p50 is None else p50 * 1000, 3),
                 "p99_ms": _round(None if p99 is None else p99 * 1000, 3),

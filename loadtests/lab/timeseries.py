@@ -1,5 +1,6 @@
 """A phase's time series and latency distribution as files: <phase dir>/timeseries.json (the load
-tool's seconds, the nodes' samples, the RocksDB events, all against the phase's second 0) and
+tool's seconds, the nodes' samples, the latency they measured, the RocksDB events, all against the
+phase's second 0) and
 <phase dir>/latency.hgrm (HdrHistogram's percentile distribution of every request, in ms; a
 phase of several ops has latency-<op>.hgrm beside it).
 
@@ -13,10 +14,11 @@ timeseries.json:
               last): its count is no rate and its latency that of the last requests only
   nodes       {node: [{t, cpu_cores, gc_pause_ms, hints_pending, hints_replayed, records_repaired, up}]}
   events      [{t, node, kind: flush | compaction}]
-  server      {source, note, seconds: [{t, requests, p50_ms, p99_ms, partial?}]}: the latency the
-              nodes measured per interval, all nodes together (lab.nodeseries); partial as in load,
-              when the load's span is known. nodes, events and server are null when the executor
-              cannot read the nodes' metrics; server too when no node timed a request
+  server      {source, note, seconds: [{t, span_s, requests, p50_ms, p99_ms, partial?}]}: the
+              latency the nodes measured per interval (from t, span_s long), all nodes together
+              (lab.nodeseries); partial as in load, when the load's span is known. nodes, events
+              and server are null when the executor cannot read the nodes' metrics; server too
+              when no node timed a request
 Missing figures are null, never invented.
 
 The raw per-request samples (k6's CSV) are removed once read, unless KEEP_SAMPLES=1 is set.

@@ -53,10 +53,11 @@ def panels(ts: dict) -> list[str]:
 
 
 def _intervals(ax, rows: list[dict], ys: list[float], step: float, **style) -> None:
-    """Values that each hold for an interval (a row from its "t"), drawn as steps from its start to its end."""
+    """Values that each hold for an interval (a row from its "t", until the next row's or for its
+    span_s or step), drawn as steps from its start to its end."""
     if rows:
         starts = [r["t"] for r in rows]
-        ax.plot(starts + [starts[-1] + step], list(ys) + [ys[-1]], drawstyle="steps-post", **style)
+        ax.plot(starts + [starts[-1] + rows[-1].get("span_s", step)], list(ys) + [ys[-1]], drawstyle="steps-post", **style)
 
 
 def _rate(ax, ts: dict, span, step: float, requested_rate: float | None) -> None:
@@ -64,7 +65,7 @@ def _rate(ax, ts: dict, span, step: float, requested_rate: float | None) -> None
     label = "achieved"
     if not seconds:
         seconds, label = timeline.whole(_server(ts), span, step), "answered by the nodes"
-    rates = [r / step for r in timeline.values(seconds, "requests")]
+    rates = [r / s.get("span_s", step) for r, s in zip(timeline.values(seconds, "requests"), seconds)]
     _intervals(ax, seconds, rates, step, color="tab:blue", label=label)
     if requested_rate:
         ax.axhline(requested_rate, color="gray", linestyle="--", linewidth=1,

@@ -47,8 +47,9 @@ def load_span(ts: dict, phase: dict) -> tuple[float, float] | None:
 
 
 def whole(rows: list[dict], span: tuple[float, float] | None, step: float) -> list[dict]:
-    """The rows (intervals from their "t") the load ran for whole; every row when the span is unknown."""
-    return rows if span is None else [r for r in rows if loadseries.covered(r["t"], step, *span)]
+    """The rows (intervals from their "t", span_s or step long) the load ran for whole; every row
+    when the span is unknown."""
+    return rows if span is None else [r for r in rows if loadseries.covered(r["t"], r.get("span_s", step), *span)]
 
 
 def profile_windows(phase: dict) -> list[tuple[str, float, float]]:

@@ -110,7 +110,7 @@ class ServerLatencyTest(unittest.TestCase):
         self.assertEqual((first["t"], first["requests"]), (-0.5, 100))
         self.assertTrue(1.048 < first["p50_ms"] < 1.399, first)
         self.assertTrue(9.786 < first["p99_ms"] < 11.185, first)
-        self.assertEqual(second, {"t": 0.5, "requests": 0, "p50_ms": None, "p99_ms": None})
+        self.assertEqual(second, {"t": 0.5, "span_s": 1.0, "requests": 0, "p50_ms": None, "p99_ms": None})
         self.assertIn("measured by the nodes", server["note"])
 
     def test_nodes_that_timed_no_request_leave_the_server_part_null(self):
@@ -127,13 +127,14 @@ class ServerLatencyTest(unittest.TestCase):
             def discard(self):
                 pass
 
+        # Scrapes late on a busy machine: the second interval lasts 1.15 s and still ends before the load.
         pages = [{"n0": requests_page({0.001398101: n})} for n in (0, 10, 20, 30)]
-        sampler = self.sampler(pages, [T0 + 0.01, T0 + 1.01, T0 + 2.01, T0 + 3.01])
+        sampler = self.sampler(pages, [T0 + 0.01, T0 + 1.01, T0 + 2.16, T0 + 3.01])
         with tempfile.TemporaryDirectory() as tmp:
             timeseries.write(Path(tmp), T0, Samples(), sampler)
             doc = json.loads((Path(tmp) / "timeseries.json").read_text())
-        self.assertEqual([(s["t"], s["requests"], s["partial"]) for s in doc["server"]["seconds"]],
-                         [(0.01, 10, True), (1.01, 10, False), (2.01, 10, True)])
+        self.assertEqual([(s["t"], s["span_s"], s["requests"], s["partial"]) for s in doc["server"]["seconds"]],
+                         [(0.01, 1.0, 10, True), (1.01, 1.15, 10, False), (2.16, 0.85, 10, True)])
 
 
 PROFILES = [
@@ -224,6 +225,14 @@ class FiguresTest(unittest.TestCase):
             self.assertLessEqual({(2.0, 5.0), (5.0, 8.0), (6.0, 7.0), (10.002, 11.01)}, spans, ax.get_ylabel())
         legend = [t.get_text() for t in rate.get_legend().get_texts()]
         self.assertEqual(legend[-3:], ["load not running", "profiler: cpu", "profiler: alloc"])
+        plots.plt.close(fig)
+
+    def test_without_the_load_tools_seconds_the_rate_is_what_the_nodes_answered_per_second(self):
+        ts = self.series() | {"load": None}
+        ts["server"]["seconds"][4] |= {"span_s": 1.25, "requests": 150}  # a late scrape: 150 in 1.25 s
+        fig = seriesplot.timeseries_figure("t", ts, {"scenario": "get", "spec": {"duration_s": 10}}, 100, 10)
+        [answered] = [line for line in fig.axes[0].get_lines() if line.get_label() == "answered by the nodes"]
+        self.assertEqual(list(answered.get_ydata()[3:6]), [100.0, 120.0, 100.0])
         plots.plt.close(fig)
 
 
