@@ -8,7 +8,7 @@ timeseries.json:
   interval_s  1.0
   t0_epoch    wall-clock time of second 0, when the phase's load started
   load        {source, latency, began_s?, ended_s?, note?, ops?,
-               seconds: [{t, requests, errors, p50_ms, p99_ms, max_ms, partial}]}
+               seconds: [{t, requests, errors, p50_ms, p99_ms, max_ms, partial?}]}
               (lab.loadseries); null when the load tool left nothing to read. A partial second is
               one the load did not run for whole (its first, when the tool started late, and its
               last): its count is no rate and its latency that of the last requests only

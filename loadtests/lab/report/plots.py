@@ -146,7 +146,7 @@ def _spread(ax, ticks: list[float], pad_px: float = 5) -> None:
     if len(boxes) != len(ticks):
         return
     kept = [ticks[-1]]
-    for t in sorted(ticks[:-1], key=lambda t: PERCENTILE_PRIORITY.index(t) if t in PERCENTILE_PRIORITY else 99):
+    for t in sorted(ticks[:-1], key=PERCENTILE_PRIORITY.index):
         box = boxes[t]
         if all(box.x1 + pad_px <= boxes[k].x0 or boxes[k].x1 + pad_px <= box.x0 for k in kept):
             kept.append(t)
