@@ -11,6 +11,10 @@ part of a phase's timeseries.json and the histogram of its latency.hgrm.
   percentile spectrum wrk2 prints.
 
 A second t holds the requests that ended in [t0 + t, t0 + t + 1), t0 being the phase's second 0.
+The load ran from began_s to ended_s (k6: its first and last request sent; wrk: second 0 to the end
+of its run as wrk measured it); a second it did not run for whole is marked partial (the first when
+the tool started late, the last, which holds only the answers to the last requests): its count is
+not a rate, and its latency is that of the stragglers.
 """
 
 from __future__ import annotations
@@ -27,6 +31,9 @@ from hdrh.histogram import HdrHistogram
 from . import hdr
 
 K6_METRIC = "http_req_duration"
+# How much of a second the load may miss and the second still count as whole (a wrk process starts
+# a few ms after second 0).
+SLACK_S = 0.05
 # What k6 needs to write the samples the series is made of; the scripts keep their tags to the
 # status, expected_response and op (lib/kvlab.js), and a timestamp in µs tells the seconds apart.
 K6_CSV_ENV = {"K6_CSV_TIME_FORMAT": "unix_micro"}
@@ -47,10 +54,14 @@ class LoadSeries:
     ops: dict[str, list[dict]] = field(default_factory=dict)
     histograms: dict[str, HdrHistogram] = field(default_factory=dict)
     note: str = ""
+    began_s: float | None = None
+    ended_s: float | None = None
 
     def part(self) -> dict:
         """The "load" object of timeseries.json."""
         out = {"source": self.source, "latency": self.latency, "seconds": self.seconds}
+        if self.began_s is not None and self.ended_s is not None:
+            out |= {"began_s": round(self.began_s, 3), "ended_s": round(self.ended_s, 3)}
         if self.ops:
             out["ops"] = self.ops
         if self.note:
@@ -116,6 +127,19 @@ class _Seconds:
         return out
 
 
+def covered(t: float, step: float, began: float, ended: float) -> bool:
+    """Whether the load ran for the whole interval [t, t + step) (give or take SLACK_S)."""
+    return began <= t + SLACK_S and t + step <= ended + SLACK_S
+
+
+def mark_partial(rows: list[dict], began: float, ended: float, step: float = 1.0) -> list[dict]:
+    """Each row (an interval from its "t", span_s or step long) with "partial": whether the load
+    ran for less than it."""
+    for row in rows:
+        row["partial"] = not covered(row["t"], row.get("span_s", step), began, ended)
+    return rows
+
+
 def _seconds_of(stamp: int) -> float:
     """A k6 CSV timestamp in seconds since the epoch, whichever unix unit it was written in."""
     if stamp > 10**17:
@@ -143,6 +167,7 @@ class K6Reader:
         # Per op only (most phases have one): the whole phase's are added up at the end.
         self.by_op: dict[str, HdrHistogram] = {}
         self.op_seconds: dict[str, _Seconds] = {}
+        self.sent: tuple[float, float] | None = None  # the first and the last request's send (epoch)
 
     @property
     def whole(self) -> HdrHistogram:
@@ -179,6 +204,8 @@ class K6Reader:
             whole = self.by_op[op] = hdr.histogram()
             self.op_seconds[op] = _Seconds(latency=True)
         hdr.record_ms(whole, ms)
+        sent = ended - ms / 1000
+        self.sent = (min(self.sent[0], sent), max(self.sent[1], sent)) if self.sent else (sent, sent)
         second = math.floor(ended - self.t0_epoch)
         if second >= 0:
             self.op_seconds[op].add(second, ms, 1, int(failed))
@@ -193,6 +220,10 @@ class K6Reader:
         if len(self.by_op) > 1:
             series.ops = {op: s.entries(until) for op, s in sorted(self.op_seconds.items())}
             series.histograms |= dict(sorted(self.by_op.items()))
+        if self.sent:
+            series.began_s, series.ended_s = max(0.0, self.sent[0] - self.t0_epoch), self.sent[1] - self.t0_epoch
+            for rows in [series.seconds, *series.ops.values()]:
+                mark_partial(rows, series.began_s, series.ended_s)
         return series
 
 
@@ -232,13 +263,19 @@ def from_wrk(parts: list[dict], t0_epoch: float, source: str, duration_s: float 
     whole = hdr.add(histograms) if histograms else None
     counted = any(p.get("per_second") for p in parts)
     until = max(seconds.last(), math.ceil(duration_s) - 1 if duration_s and counted else -1)
-    return LoadSeries(
+    series = LoadSeries(
         source,
         False,
         seconds.entries(until) if counted else [],
         histograms={"all": whole} if whole is not None and whole.get_total_count() else {},
         note=WRK_NOTE if counted else "the wrk script counted no answers per second",
     )
+    ran = [p["duration_s"] for p in parts if p.get("duration_s")]
+    if counted and ran:
+        # wrk starts within milliseconds of second 0 and measures how long it ran.
+        series.began_s, series.ended_s = 0.0, max(ran)
+        mark_partial(series.seconds, series.began_s, series.ended_s)
+    return series
 
 
 _SPECTRUM = re.compile(r"^\s*Value\s+Percentile\s+TotalCount\s+1/\(1-Percentile\)\s*$", re.MULTILINE)

@@ -1,7 +1,9 @@
 """The nodes second by second during a phase: a sampler thread reads every node's Prometheus page
 once a second (through the executor's node_metrics()) and keeps, per node, what each interval
-brought: CPU, GC pauses, hints, repair, and the RocksDB flushes and compactions as events. The
-"nodes" and "events" parts of a phase's timeseries.json.
+brought: CPU, GC pauses, hints, repair, the RocksDB flushes and compactions as events, and the
+requests the node answered by latency bucket. The "nodes", "events" and "server" parts of a phase's
+timeseries.json; "server" is the latency of every node's requests together per interval, as the
+nodes measured it (from a request's arrival to its answer: no network, no client queue).
 
 A node's sample covers the time from its previous scrape to this one, and its "t" is when that
 interval began (seconds since the phase's t0), like a load second's. cpu_cores is CPU seconds per
@@ -21,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from . import healing, promtext
+from . import healing, promhist, promtext
 
 INTERVAL_S = 1.0
 SCRAPE_TIMEOUT_S = 0.8  # below the interval: a node that does not answer costs one second, not more
@@ -35,6 +37,12 @@ HINTS_PENDING = healing.GAUGES["hints_pending"]
 HINTS_REPLAYED = healing.COUNTERS["hints_replayed"][0]
 RECORDS_REPAIRED = healing.COUNTERS["repair_sent"][0]  # all of its series: sent and received
 EVENT_COUNTERS = {"flush": "kvlab_rocksdb_flushes_total", "compaction": "kvlab_rocksdb_compactions_total"}
+# The key-value API's requests (get, put, delete, range; not /v0/status) by latency, every status.
+REQUESTS = "kvlab_requests_seconds"
+SERVER_NOTE = (
+    "measured by the nodes from each request's arrival to its answer, all nodes together (no network, "
+    "no client queue; the status route is not timed), read from their request histograms to within a third"
+)
 
 
 @dataclass(frozen=True)
@@ -48,6 +56,7 @@ class Reading:
     hints_replayed: float | None
     records_repaired: float | None
     events: dict[str, float | None]
+    requests: dict[float, float] | None = None  # cumulative counts by latency bound (s)
 
 
 def reading(page: dict[str, float], at: float) -> Reading:
@@ -65,6 +74,7 @@ def reading(page: dict[str, float], at: float) -> Reading:
         promtext.total(page, HINTS_REPLAYED),
         promtext.total(page, RECORDS_REPAIRED),
         {kind: promtext.total(page, name) for kind, name in EVENT_COUNTERS.items()},
+        promhist.cumulative(page, REQUESTS),
     )
 
 
@@ -88,6 +98,7 @@ class NodeTrack:
         self.last_tick: float | None = None  # the last scrape, answered or not
         self.samples: list[dict] = []  # t as wall clock here; made relative to t0 when written
         self.events: list[tuple[float, str]] = []
+        self.answered: list[tuple[float, float, promhist.Buckets]] = []  # (interval began, ended, requests by bucket)
 
     def add(self, got: Reading | str, at: float, max_samples: int = MAX_SAMPLES, max_events: int = MAX_EVENTS) -> None:
         began, self.last_tick = self.last_tick, at
@@ -112,6 +123,9 @@ class NodeTrack:
                 "records_repaired": _grown(previous.records_repaired, got.records_repaired),
                 "up": True,
             })
+            answered = promhist.increase(previous.requests, got.requests)
+            if answered is not None:
+                self.answered.append((began, at, answered))
         middle = (began + at) / 2
         for kind, count in got.events.items():
             n = _grown(previous.events.get(kind), count)
@@ -186,3 +200,27 @@ class Sampler:
             key=lambda e: (e["t"], e["node"], e["kind"]),
         )
         return nodes, events
+
+    def server_part(self, t0_epoch: float) -> dict | None:
+        """The "server" part of timeseries.json: per interval (the nodes are scraped together, so
+        their intervals coincide) its length, the requests every node answered and their p50 and
+        p99; None when no node timed a request (a phase of the status route, or nodes without the
+        histogram)."""
+        by_interval: dict[tuple[float, float], list[promhist.Buckets]] = {}
+        for track in self.tracks.values():
+            for began, ended, answered in track.answered:
+                by_interval.setdefault((began, ended), []).append(answered)
+        seconds = []
+        for began, ended in sorted(by_interval):
+            answered = promhist.add(by_interval[(began, ended)])
+            p50, p99 = (promhist.quantile(answered, q) for q in (0.5, 0.99))
+            seconds.append({
+                "t": round(began - t0_epoch, 3),
+                "span_s": round(ended - began, 3),
+                "requests": round(sum(answered.values())),
+                "p50_ms": _round(None if p50 is None else p50 * 1000, 3),
+                "p99_ms": _round(None if p99 is None else p99 * 1000, 3),
+            })
+        if not any(s["requests"] for s in seconds):
+            return None
+        return {"source": REQUESTS, "note": SERVER_NOTE, "seconds": seconds}

@@ -1,7 +1,8 @@
 """How the cluster went through each fault of a phase and came back, from the phase's time series
-(timeseries.json: per second of the load the requests, errors and latency percentiles; per node its
-samples of hints and repair). Pure functions of the series and the faults' records; all times are
-seconds since the phase's load began, the faults' and the series' alike.
+(timeseries.json: per second of the load the requests, errors and latency percentiles, of the
+seconds the load ran for whole; per node its samples of hints and repair). Pure functions of the
+series and the faults' records; all times are seconds since the phase's load began, the faults'
+and the series' alike.
 
 Per fault:
   errors_during     failed requests in the seconds the fault lasted
@@ -62,7 +63,8 @@ def figures(
     previous_end (0: none) and the next beginning at next_began (None: none)."""
     load = series.get("load") or {}
     step = float(series.get("interval_s") or 1.0)
-    rows = sorted(load.get("seconds") or [], key=lambda r: r["t"])
+    # A second the load ran for part of (its first and last) holds no rate and only the stragglers' latency.
+    rows = sorted((r for r in load.get("seconds") or [] if not r.get("partial")), key=lambda r: r["t"])
     latency = load.get("latency", True)
     horizon = next_began if next_began is not None else float("inf")
 

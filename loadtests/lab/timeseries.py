@@ -1,16 +1,24 @@
 """A phase's time series and latency distribution as files: <phase dir>/timeseries.json (the load
-tool's seconds, the nodes' samples, the RocksDB events, all against the phase's second 0) and
+tool's seconds, the nodes' samples, the latency they measured, the RocksDB events, all against the
+phase's second 0) and
 <phase dir>/latency.hgrm (HdrHistogram's percentile distribution of every request, in ms; a
 phase of several ops has latency-<op>.hgrm beside it).
 
 timeseries.json:
   interval_s  1.0
   t0_epoch    wall-clock time of second 0, when the phase's load started
-  load        {source, latency, seconds: [{t, requests, errors, p50_ms, p99_ms, max_ms}], ops?, note?}
-              (lab.loadseries); null when the load tool left nothing to read
+  load        {source, latency, began_s?, ended_s?, note?, ops?,
+               seconds: [{t, requests, errors, p50_ms, p99_ms, max_ms, partial?}]}
+              (lab.loadseries); null when the load tool left nothing to read. A partial second is
+              one the load did not run for whole (its first, when the tool started late, and its
+              last): its count is no rate and its latency that of the last requests only
   nodes       {node: [{t, cpu_cores, gc_pause_ms, hints_pending, hints_replayed, records_repaired, up}]}
-  events      [{t, node, kind: flush | compaction}] (lab.nodeseries); nodes and events are null
-              when the executor cannot read the nodes' metrics
+  events      [{t, node, kind: flush | compaction}]
+  server      {source, note, seconds: [{t, span_s, requests, p50_ms, p99_ms, partial?}]}: the
+              latency the nodes measured per interval (from t, span_s long), all nodes together
+              (lab.nodeseries); partial as in load, when the load's span is known. nodes, events
+              and server are null when the executor cannot read the nodes' metrics; server too
+              when no node timed a request
 Missing figures are null, never invented.
 
 The raw per-request samples (k6's CSV) are removed once read, unless KEEP_SAMPLES=1 is set.
@@ -25,7 +33,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from . import hdr
-from .loadseries import LoadSeries, Samples
+from .loadseries import LoadSeries, Samples, mark_partial
 from .nodeseries import Sampler
 
 INTERVAL_S = 1.0
@@ -56,12 +64,16 @@ def write(out: Path, t0_epoch: float, samples: Samples | None, sampler: Sampler 
             if not keep_samples():
                 samples.discard()
     nodes, events = sampler.part(t0_epoch) if sampler is not None else (None, None)
+    server = sampler.server_part(t0_epoch) if sampler is not None else None
+    if server and load and load.began_s is not None and load.ended_s is not None:
+        mark_partial(server["seconds"], load.began_s, load.ended_s, sampler.interval_s)
     doc = {
         "interval_s": INTERVAL_S,
         "t0_epoch": round(t0_epoch, 3),
         "load": load.part() if load else None,
         "nodes": nodes,
         "events": events,
+        "server": server,
     }
     path = out / "timeseries.json"
     path.write_text(json.dumps(doc, separators=(",", ":")))

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import tools
-from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, verdicts, views
+from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, seriesplot, verdicts, views
 
 KINDS = {
     "phases": "Fixed-rate phases",
@@ -52,11 +52,11 @@ def write_plots(run: dict, phase_views: list[dict], prev_phases: dict, plots_dir
             overview.append((phase["label"], spectrum, requests, {"color": plots.colour(len(overview)), "linewidth": 1.4}))
         view["timeseries_plot"], view["timeseries_panels"] = None, []
         ts = view["timeseries"]
-        if ts and not view["warmup"] and plots.panels(ts):
+        if ts and not view["warmup"] and seriesplot.panels(ts):
             view["timeseries_plot"] = f"timeseries-{stem}.png"
-            view["timeseries_panels"] = plots.panels(ts)
-            figure = plots.timeseries_plot(
-                f"{phase['label']}: second by second", ts, view["fault_records"], view["requested"], slo
+            view["timeseries_panels"] = seriesplot.panels(ts)
+            figure = seriesplot.timeseries_plot(
+                f"{phase['label']}: second by second", ts, phase, view["requested"], slo
             )
             (plots_dir / view["timeseries_plot"]).write_bytes(figure)
     if len(overview) > 1:

@@ -11,9 +11,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator  # noqa: E402
+from matplotlib.ticker import FixedLocator, FuncFormatter, LogFormatter, NullLocator  # noqa: E402
 
-from . import fmt, timeline  # noqa: E402
+from . import fmt  # noqa: E402
 
 COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
 
@@ -34,9 +34,23 @@ def _png(fig) -> bytes:
     return buf.getvalue()
 
 
+class PlainLogFormatter(LogFormatter):
+    """Labels a log axis's minor ticks where matplotlib would (when the axis spans about a decade
+    or less, else none), as plain numbers: 3, not 3×10⁰."""
+
+    def __call__(self, x, pos=None):
+        return f"{x:g}" if super().__call__(x, pos) else ""
+
+
+def log_axis(axis) -> None:
+    """A log-scale axis labelled in plain numbers, major and minor ticks alike."""
+    axis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+
+
 def _log_ms(ax, label: str = "latency, ms (log scale)") -> None:
     ax.set_yscale("log")
-    ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+    log_axis(ax.yaxis)
     ax.set_ylabel(label)
 
 
@@ -44,16 +58,23 @@ def _log_ms(ax, label: str = "latency, ms (log scale)") -> None:
 
 PERCENTILE_TICKS = [1, 2, 10, 100, 1_000, 10_000, 100_000, 1_000_000]
 PERCENTILE_LABELS = ["0%", "50%", "90%", "99%", "99.9%", "99.99%", "99.999%", "99.9999%"]
+# Which label stays when two would touch: the median and p99 first, the minimum (0 %) last.
+PERCENTILE_PRIORITY = [2, 100, 10, 1_000, 10_000, 100_000, 1_000_000, 1]
 
 
 def spectrum_xy(spectrum: list, requests: int | None = None) -> tuple[list[float], list[float]]:
     """HdrHistogram's percentile spectrum as points (1/(1-p), ms), up to where the requests end:
     of N requests the highest percentile a measurement shows is about 1 - 1/N (99.97 % of 3 000),
-    and points beyond it would only repeat the maximum."""
+    which is where the maximum (the spectrum's p = 1) goes; points beyond it would only repeat it."""
     end = requests if requests else math.inf
     xs, ys = [], []
     for p, v in spectrum:
-        if v is None or p >= 1 or v <= 0:
+        if v is None or v <= 0:
+            continue
+        if p >= 1:
+            if requests and requests > (xs[-1] if xs else 1):
+                xs.append(float(requests))
+                ys.append(v)
             continue
         x = 1 / (1 - p)
         if x > end * (1 + 1e-9):
@@ -79,12 +100,12 @@ def latency_range(spectra: list[list[float]], slo_ms: float | None) -> tuple[flo
     return low / 1.3, high * 1.3
 
 
-def spectrum_plot(
+def spectrum_figure(
     title: str,
     series: list[tuple[str, list, int | None, dict]],
     slo_ms: float | None,
     ylim: tuple[float, float] | None = None,
-) -> bytes:
+):
     """Latency against percentile, one line per series: (label, spectrum [[p, ms], ...], requests,
     matplotlib style). The x axis ends at the last percentile the requests reach."""
     fig, ax = plt.subplots(figsize=(8.5, 4.2), dpi=100)
@@ -97,12 +118,10 @@ def spectrum_plot(
     if slo_ms:
         ax.axhline(slo_ms, label=f"SLO: p99 ≤ {slo_ms:g} ms", **SLO_STYLE)
     ax.set_xscale("log")
-    ticks = [t for t in PERCENTILE_TICKS if t <= end / 1.5]
-    ax.xaxis.set_major_locator(FixedLocator(ticks + [end]))
+    ax.set_xlim(1, end)
     labels = dict(zip(PERCENTILE_TICKS, PERCENTILE_LABELS))
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: labels.get(x) or percentile_label(x)))
     ax.xaxis.set_minor_locator(NullLocator())
-    ax.set_xlim(1, end)
     _log_ms(ax)
     if ylim:
         ax.set_ylim(*ylim)
@@ -110,7 +129,28 @@ def spectrum_plot(
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", fontsize=8)
-    return _png(fig)
+    _spread(ax, [t for t in PERCENTILE_TICKS if t < end] + [end])
+    return fig
+
+
+def spectrum_plot(*args, **kwargs) -> bytes:
+    return _png(spectrum_figure(*args, **kwargs))
+
+
+def _spread(ax, ticks: list[float], pad_px: float = 5) -> None:
+    """The x ticks (ascending, the last where the axis ends), less those whose label would touch
+    another's: the last is kept, then the others in PERCENTILE_PRIORITY's order while they fit."""
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.figure.canvas.draw()
+    boxes = dict(zip(ticks, (label.get_window_extent() for label in ax.xaxis.get_ticklabels())))
+    if len(boxes) != len(ticks):
+        return
+    kept = [ticks[-1]]
+    for t in sorted(ticks[:-1], key=PERCENTILE_PRIORITY.index):
+        box = boxes[t]
+        if all(box.x1 + pad_px <= boxes[k].x0 or boxes[k].x1 + pad_px <= box.x0 for k in kept):
+            kept.append(t)
+    ax.xaxis.set_major_locator(FixedLocator(sorted(kept)))
 
 
 # ------------------------------------------------------------------------------- saturation curve
@@ -162,155 +202,5 @@ def saturation_curve(points: list[dict], slo_ms: float, best_rate: float | None,
     held.set_ylabel("achieved rate, requests/s")
     held.grid(True, alpha=0.3)
     held.legend(fontsize=8)
-    fig.tight_layout()
-    return _png(fig)
-
-
-# ------------------------------------------------------------------------------------ time series
-
-
-def panels(ts: dict) -> list[str]:
-    """The panels a phase's time series fills, top to bottom: the load's rate, its latency (when
-    the tool gives latency per second), its errors, then the nodes' CPU and GC pauses, their
-    healing (when a node missed writes) and the RocksDB events when the nodes were sampled."""
-    load = ts.get("load") or {}
-    seconds = load.get("seconds") or []
-    nodes = ts.get("nodes") or {}
-    out = []
-    if seconds:
-        out.append("rate")
-        if load.get("latency") and any(s.get("p99_ms") is not None for s in seconds):
-            out.append("latency")
-        out.append("errors")
-    if any(r.get("cpu_cores") is not None for rows in nodes.values() for r in rows):
-        out.append("cpu")
-    if any(r.get("gc_pause_ms") is not None for rows in nodes.values() for r in rows):
-        out.append("gc")
-    healing = ("hints_pending", "hints_replayed", "records_repaired")
-    if any(r.get(k) for rows in nodes.values() for r in rows for k in healing):
-        out.append("healing")
-    if ts.get("events"):
-        out.append("events")
-    return out
-
-
-def _intervals(ax, starts: list[float], ys: list[float], step: float, **style) -> None:
-    """Values that each hold for an interval, drawn as steps from its start to its end."""
-    if starts:
-        ax.plot(list(starts) + [starts[-1] + step], list(ys) + [ys[-1]], drawstyle="steps-post", **style)
-
-
-HEIGHTS = {"rate": 1.0, "latency": 1.3, "errors": 0.7, "cpu": 1.0, "gc": 0.8, "healing": 0.9, "events": 0.5}
-
-
-def timeseries_plot(
-    title: str, ts: dict, faults: list[dict], requested_rate: float | None, slo_ms: float | None
-) -> bytes:
-    """A phase second by second, panels sharing the time axis; fault windows shaded across every
-    panel and named on the first, RocksDB flushes and compactions marked on a strip of their own."""
-    shown = panels(ts)
-    fig, axes = plt.subplots(
-        len(shown), 1, sharex=True, dpi=100, figsize=(10, 1.7 * sum(HEIGHTS[p] for p in shown) + 0.6),
-        gridspec_kw={"height_ratios": [HEIGHTS[p] for p in shown]}, squeeze=False,
-    )
-    axes = {name: ax for name, ax in zip(shown, axes[:, 0])}
-    step = ts.get("interval_s") or 1.0
-    seconds = (ts.get("load") or {}).get("seconds") or []
-    nodes = ts.get("nodes") or {}
-    starts = [s["t"] for s in seconds]
-    mid = [t + step / 2 for t in starts]
-    end = max([s["t"] + step for s in seconds] + [r["t"] + step for rows in nodes.values() for r in rows] + [step])
-
-    if "rate" in axes:
-        ax = axes["rate"]
-        rates = [r / step for r in timeline.values(seconds, "requests")]
-        _intervals(ax, starts, rates, step, color="tab:blue", label="achieved")
-        if requested_rate:
-            label = f"requested {fmt.rate(requested_rate)}/s"
-            ax.axhline(requested_rate, color="gray", linestyle="--", linewidth=1, label=label)
-        ax.set_ylabel("requests/s")
-        ax.set_ylim(bottom=0)
-    if "latency" in axes:
-        ax = axes["latency"]
-        lines = (("max_ms", "max", "tab:gray"), ("p99_ms", "p99", "tab:orange"), ("p50_ms", "p50", "tab:blue"))
-        for key, label, color in lines:
-            _intervals(ax, starts, timeline.values(seconds, key), step, color=color, label=label, linewidth=1.2)
-        if slo_ms:
-            ax.axhline(slo_ms, label=f"SLO {slo_ms:g} ms", **SLO_STYLE)
-        _log_ms(ax, "ms per second (log)")
-    if "errors" in axes:
-        ax = axes["errors"]
-        errors = [e / step for e in timeline.values(seconds, "errors")]
-        ax.bar(mid, errors, width=step * 0.9, color="tab:red", label="failed")
-        ax.set_ylabel("errors/s")
-        ax.set_ylim(bottom=0, top=max([1.0] + [e for e in errors if not math.isnan(e)]) * 1.15)
-    for key, panel, label in (("cpu_cores", "cpu", "CPU, cores"), ("gc_pause_ms", "gc", "GC pause, ms")):
-        if panel not in axes:
-            continue
-        ax = axes[panel]
-        for i, (name, rows) in enumerate(sorted(nodes.items())):
-            _intervals(ax, [r["t"] for r in rows], timeline.values(rows, key), step, color=colour(i), label=name)
-            down = [r["t"] + step / 2 for r in rows if r.get("up") is False]
-            if down and panel == "cpu":
-                ax.plot(
-                    down, [0] * len(down), "x", color=colour(i), markersize=5,
-                    label=f"{name} did not answer",
-                )
-        ax.set_ylabel(label)
-        ax.set_ylim(bottom=0)
-    if "healing" in axes:
-        ax = axes["healing"]
-        for i, (name, rows) in enumerate(sorted(nodes.items())):
-            _intervals(ax, [r["t"] for r in rows], timeline.values(rows, "hints_pending"), step,
-                       color=colour(i), label=f"{name} hints pending")
-        totals_of = (
-            ("hints_replayed", "hints replayed/s, all nodes", "--"),
-            ("records_repaired", "records repaired/s, all nodes", ":"),
-        )
-        for key, label, style in totals_of:
-            totals: dict[float, float] = {}
-            for rows in nodes.values():
-                for r in rows:
-                    if r.get(key) is not None:
-                        totals[r["t"]] = totals.get(r["t"], 0.0) + r[key] / step
-            if any(totals.values()):
-                when = sorted(totals)
-                style = {"color": "black", "linestyle": style, "linewidth": 1, "label": label}
-                _intervals(ax, when, [totals[t] for t in when], step, **style)
-        ax.set_ylabel("hints")
-        ax.set_ylim(bottom=0)
-    if "events" in axes:
-        ax = axes["events"]
-        names = sorted({e.get("node", "?") for e in ts["events"]} | set(nodes))
-        for kind, marker, color in (("flush", "|", "tab:purple"), ("compaction", "s", "tab:brown")):
-            hits = [e for e in ts["events"] if e.get("kind") == kind]
-            if hits:
-                ax.plot(
-                    [e["t"] for e in hits], [names.index(e.get("node", "?")) for e in hits], marker,
-                    color=color, markersize=7 if marker == "|" else 4, linestyle="none", label=f"RocksDB {kind}",
-                )
-        ax.set_yticks(range(len(names)), names, fontsize=7)
-        ax.set_ylim(-0.7, len(names) - 0.3)
-        ax.set_ylabel("events")
-    for f in faults:
-        w = timeline.window(f)
-        if not w:
-            continue
-        for ax in axes.values():
-            ax.axvspan(w[0], w[1], color=FAULT_COLOR, alpha=0.12, linewidth=0)
-        first = next(iter(axes.values()))
-        first.annotate(
-            timeline.short(f), (w[0], 1), xycoords=("data", "axes fraction"), xytext=(2, -10),
-            textcoords="offset points", fontsize=8, color=FAULT_COLOR,
-        )
-    for ax in axes.values():
-        ax.grid(True, which="both", alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:
-            # Beside the panel, never over the data.
-            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1), borderaxespad=0)
-    last = list(axes.values())[-1]
-    last.set_xlim(0, end)
-    last.set_xlabel("seconds since the phase's load started")
-    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     return _png(fig)

@@ -26,17 +26,20 @@ FIGURES: list[tuple[str, str, str, list[Series], bool, tuple | None]] = [
      False, None),
     ("scale-memory.png", "the node's memory", "MiB",
      [("heap used", lambda r: r["heap_used_mib"]), ("RSS", lambda r: r["rss_mib"]),
-      ("cgroup memory.current", lambda r: r["cgroup_current_mib"]), ("cgroup memory.peak", lambda r: r["cgroup_peak_mib"])],
+      ("cgroup memory.current (page cache included)", lambda r: r["cgroup_current_mib"]),
+      ("cgroup memory.peak (page cache included)", lambda r: r["cgroup_peak_mib"])],
      False, None),
-    ("scale-disk.png", "disk use", "MiB",
+    # On a log scale: sizes ten times apart each, and the space over the values' own size readable at every one.
+    ("scale-disk.png", "disk use", "MiB (log scale)",
      [("data directory after the fill", lambda r: r["disk_after_fill_mib"]),
       ("of it write-ahead logs", lambda r: r["wal_after_fill_mib"]),
       ("data directory after the PUT phase", lambda r: r["disk_mib"]),
       ("values (keys x value size)", lambda r: r["values_mib"])],
-     False, None),
+     True, None),
     ("scale-write-amplification.png", "write amplification of each fill step", "bytes written per value byte",
      [("the node's process (/proc/PID/io)", lambda r: r["write_amplification"]),
-      ("RocksDB flush + compaction", lambda r: r["rocksdb_write_amplification"])], False, (1.0, "")),
+      ("RocksDB flush + compaction", lambda r: r["rocksdb_write_amplification"])], False,
+     (1.0, "1: each value byte written once")),
     ("scale-cache.png", "block-cache hit rates and event-loop share (GET phase)", "share",
      [("data-block hit rate", lambda r: r["data_hit_rate"]), ("all-block hit rate", lambda r: r["all_hit_rate"]),
       ("GETs served on the event loop", lambda r: r["event_loop_share"])], False, (1.0, "")),
@@ -64,11 +67,11 @@ def figure(title: str, ylabel: str, rows: list[dict], series: list[Series], log_
         ax.set_xlim(keys[0] / 2, keys[0] * 2)
     if log_y and drawn:
         ax.set_yscale("log")
-        ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"{y:g}"))
+        plots.log_axis(ax.yaxis)
     elif drawn:
         ax.set_ylim(bottom=0)
     if line is not None and drawn:
-        ax.axhline(line[0], color="grey", linestyle=":", linewidth=1)
+        ax.axhline(line[0], color="grey", linestyle=":", linewidth=1, label=line[1] or None)
     ax.set_xlabel("keys (log scale)")
     ax.set_ylabel(ylabel)
     ax.set_title(title)

@@ -1,6 +1,7 @@
 """A phase along its time axis: the per-second series the run recorded (timeseries.json: the load
-tool's requests, errors and latency per second, each node's CPU and GC pauses, the RocksDB flushes
-and compactions), and the faults it carried, with how the cluster recovered from each."""
+tool's requests, errors and latency per second, each node's CPU and GC pauses, the latency the
+nodes measured, the RocksDB flushes and compactions), when the load ran, the windows the profiler
+ran in, and the faults the phase carried, with how the cluster recovered from each."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import json
 import math
 from pathlib import Path
 
+from .. import loadseries
 from . import fmt
 
 
@@ -27,6 +29,38 @@ def load(run_dir: Path, phase: dict) -> dict | None:
 def values(rows: list[dict], key: str) -> list[float]:
     """One field of a series, null as NaN (a gap in a plot, never a zero)."""
     return [math.nan if r.get(key) is None else float(r[key]) for r in rows]
+
+
+def load_span(ts: dict, phase: dict) -> tuple[float, float] | None:
+    """When the load ran, in seconds since its start: as the series recorded it; for a series
+    without (an older run, a pod that sent no samples) the phase's duration, or for a fill, which
+    ends when its keys are written, up to its last second. None when nothing tells."""
+    load = ts.get("load") or {}
+    if load.get("began_s") is not None and load.get("ended_s") is not None:
+        return load["began_s"], load["ended_s"]
+    if phase.get("scenario") != "fill":
+        duration = (phase.get("result") or {}).get("duration_s") or (phase.get("spec") or {}).get("duration_s")
+        if duration:
+            return 0.0, float(duration)
+    seconds = load.get("seconds") or []
+    return (0.0, float(seconds[-1]["t"])) if seconds else None
+
+
+def whole(rows: list[dict], span: tuple[float, float] | None, step: float) -> list[dict]:
+    """The rows (intervals from their "t", span_s or step long) the load ran for whole; every row
+    when the span is unknown."""
+    return rows if span is None else [r for r in rows if loadseries.covered(r["t"], r.get("span_s", step), *span)]
+
+
+def profile_windows(phase: dict) -> list[tuple[str, float, float]]:
+    """The profiler's windows, (event, from, to) in seconds since the load's start: one per window
+    whatever the number of nodes profiled in it, and only those in which a profile was taken."""
+    windows = {
+        (p["event"], float(p["offset_s"]), float(p["offset_s"]) + float(p["seconds"]))
+        for p in phase.get("profiles") or []
+        if p.get("ok") and p.get("seconds") and p.get("offset_s") is not None
+    }
+    return sorted(windows, key=lambda w: (w[1], w[0]))
 
 
 def faults(phase: dict) -> list[dict]:

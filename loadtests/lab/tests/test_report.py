@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 
 from lab import check, checkverdict, flamegraph, report
-from lab.report import flamediff, plots, runs
+from lab.report import flamediff, plots, runs, seriesplot
 from lab.tests import test_lab
 from lab.tests.test_lab import SEARCH, phase, write_run
 
@@ -247,7 +247,7 @@ class TimeSeriesTest(ReportCase):
 
     def test_every_panel_of_a_phase_with_faults_and_a_sentence_per_fault(self):
         series = json.loads((FIXTURES / "timeseries.json").read_text())
-        self.assertEqual(["rate", "latency", "errors", "cpu", "gc", "healing", "events"], plots.panels(series))
+        self.assertEqual(["rate", "latency", "errors", "cpu", "gc", "healing", "events"], seriesplot.panels(series))
         unhappened = {"kind": "pause", "node": "n1", "at_s": 28.0, "for_s": 5.0, "began_at_s": None,
                       "ended_at_s": None, "error": "the phase ended first", "what": "node n1 paused"}
         d, doc = self.run_with_series(series, [self.FAULT, unhappened])
@@ -298,16 +298,30 @@ class TimeSeriesTest(ReportCase):
         series = json.loads((FIXTURES / "timeseries.json").read_text())
         series["load"] |= {"source": "wrk", "latency": False}
         series["nodes"], series["events"] = {}, []
-        self.assertEqual(["rate", "errors"], plots.panels(series))
+        self.assertEqual(["rate", "errors"], seriesplot.panels(series))
         d, _ = self.run_with_series(series)
         md, _ = self.generate(d)
         self.assertIn("wrk gives no latency per second (only one distribution at its end), so the figure shows", md)
         self.assertTrue((d / "plots" / "timeseries-01-get.png").is_file())
 
+    def test_a_wrk_phase_shows_the_latency_the_nodes_measured_and_says_so(self):
+        series = json.loads((FIXTURES / "timeseries.json").read_text())
+        series["load"] |= {"source": "wrk", "latency": False}
+        server = [{"t": s["t"] + 0.01, "requests": s["requests"], "p50_ms": 0.4, "p99_ms": 2.0} for s in series["load"]["seconds"]]
+        series["server"] = {"source": "kvlab_requests_seconds", "note": "measured by the nodes (no network)", "seconds": server}
+        self.assertIn("latency", seriesplot.panels(series))
+        d, _ = self.run_with_series(series)
+        md, _ = self.generate(d)
+        self.assertIn("wrk gives no latency per second (only one distribution at its end), so the latency over time is the nodes' own.", md)
+        self.assertIn("Latency at the nodes (dashed): measured by the nodes (no network).", md)
+        (d / "phases" / "01-get" / "timeseries.json").write_text(json.dumps(series | {"load": None}))
+        md, _ = self.generate(d)
+        self.assertIn("a wrk pod sends none), so the rate and latency are the nodes' own.", md)
+
     def test_a_time_series_of_the_nodes_only_is_drawn_and_says_why(self):
         # A phase whose load generator sent no per-request samples (a wrk pod in Kubernetes): "load" is null.
         series = json.loads((FIXTURES / "timeseries.json").read_text()) | {"load": None}
-        self.assertNotIn("rate", plots.panels(series))
+        self.assertNotIn("rate", seriesplot.panels(series))
         d, _ = self.run_with_series(series)
         md, _ = self.generate(d)
         self.assertIn("The load tool's figures per second were not collected", md)
@@ -340,8 +354,9 @@ class PlotsTest(unittest.TestCase):
     def test_a_spectrum_ends_where_its_requests_do(self):
         spectrum = [[1 - 10 ** -k, k + 1.0] for k in range(0, 7)] + [[1.0, 9.0]]
         xs, ys = plots.spectrum_xy(spectrum, 15_000)
-        self.assertAlmostEqual(xs[-1], 10_000)  # 99.99 %: 99.999 % lies beyond 15 000 requests
-        self.assertEqual(ys, [1.0, 2.0, 3.0, 4.0, 5.0])
+        self.assertAlmostEqual(xs[-2], 10_000)  # 99.99 %: 99.999 % lies beyond 15 000 requests
+        self.assertEqual(xs[-1], 15_000)  # where the maximum is: the highest of 15 000
+        self.assertEqual(ys, [1.0, 2.0, 3.0, 4.0, 5.0, 9.0])
         self.assertEqual(len(plots.spectrum_xy(spectrum, None)[0]), 7)  # no end: every point but p = 1
         self.assertEqual(plots.percentile_label(3001), "99.97%")
         self.assertEqual(plots.percentile_label(15_000), "99.993%")

@@ -291,7 +291,8 @@ class WriteTest(unittest.TestCase):
                                    "hgrm_ops": {"get": "phases/03-mixed/latency-get.hgrm",
                                                 "put": "phases/03-mixed/latency-put.hgrm"}})
             doc = json.loads((out / "timeseries.json").read_text())
-            self.assertEqual(set(doc), {"interval_s", "t0_epoch", "load", "nodes", "events"})
+            self.assertEqual(set(doc), {"interval_s", "t0_epoch", "load", "nodes", "events", "server"})
+            self.assertIsNone(doc["server"], "no node timed a request")
             self.assertEqual(doc["t0_epoch"], T0)
             self.assertEqual([s["requests"] for s in doc["load"]["seconds"]], [1, 1])
             self.assertEqual(set(doc["load"]["ops"]), {"get", "put"})
