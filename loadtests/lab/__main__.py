@@ -6,7 +6,7 @@
     python -m lab hotpath   [--tool k6|wrk] [--duration 30] ...
     python -m lab scale     [--sizes 100k,1M,10M] [--rate 10000] [--memory-limit helm|none|2Gi] ...
     python -m lab report    RUN_DIR [--compare OTHER_RUN_DIR]
-    python -m lab check     RUN_DIR      (does the report have every part?)
+    python -m lab check     RUN_DIR [--strict]  (does the report have every part, its conclusion agree with its data?)
     python -m lab target-rate RUN_DIR [--share 40]        (SHARE % of a one-node search's rate)
     python -m lab replication-cost --out DIR RUN_DIR ...  (scripts/replication-cost.sh's verdict)
 
@@ -410,8 +410,10 @@ def main(argv: list[str]) -> int:
     p_rep.add_argument("run_dir", type=Path)
     p_rep.add_argument("--compare", type=Path, default=None)
 
-    p_check = sub.add_parser("check", help="check that a run's report has every part; exit 1 if not")
+    p_check = sub.add_parser("check", help="check that a run's report has every part and its conclusion agrees with its data")
     p_check.add_argument("run_dir", type=Path)
+    p_check.add_argument("--strict", action="store_true",
+                         help="fail on a warning on the conclusion or its draft too (a number not in the data, a claim it contradicts)")
 
     p_target = sub.add_parser("target-rate", help="print SHARE %% of the rate a one-node saturation search sustained")
     p_target.add_argument("run_dir", type=Path)
@@ -429,7 +431,7 @@ def main(argv: list[str]) -> int:
     if a.command == "cleanup-faults":
         return _cleanup_faults(a.targets)
     if a.command == "check":
-        return check.main(a.run_dir)
+        return check.main(a.run_dir, a.strict)
     if a.command == "target-rate":
         rate = replication_cost.one_node_rate(replication_cost.load(a.run_dir))
         if rate is None:

@@ -11,6 +11,9 @@ really written; a time-series figure for every phase that recorded a time series
 curve when a search ran; when the nodes' healing counters were read, a healing table with a row per
 phase, and for an outage phase hints written and replayed and a cluster that healed; a comparison
 section; and a self-contained report.html, the Markdown rendered, with the plots embedded.
+
+It also checks the conclusion (conclusion.md, and the lab's draft conclusion.draft.md) against the run's
+data (lab.conclusions.verify): its warnings fail the check only with --strict.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ import json
 import re
 from pathlib import Path
 
+from .conclusions import verify
 from .report import runs, timeline, views
 from .results import is_measured
 
@@ -236,9 +240,15 @@ def healing_problems(run: dict, md: str) -> list[str]:
     return found
 
 
-def main(run_dir: Path) -> int:
+def main(run_dir: Path, strict: bool = False) -> int:
+    """Prints what is missing from the report and the warnings on its conclusion; 1 when something is
+    missing, or with strict when the conclusion or its draft has a warning."""
     found = problems(run_dir)
     for p in found:
         print(f"report check: {p}")
-    print(f"report check: {run_dir}: {'whole' if not found else f'{len(found)} problem(s)'}")
-    return 1 if found else 0
+    warned = verify.warnings(run_dir)
+    for w in warned:
+        print(f"conclusion check: {w}")
+    print(f"report check: {run_dir}: {'whole' if not found else f'{len(found)} problem(s)'}"
+          + (f"; {len(warned)} warning(s) on the conclusion" + (" (strict: a failure)" if strict else "") if warned else ""))
+    return 1 if found or (strict and warned) else 0
