@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..report import fmt, scaleview, views
-from . import facts
+from . import facts, numbers
 from .facts import Phase
 from .words import fault_item, ledger, listing, ms, phase_item, what_was_run
 
@@ -181,6 +181,32 @@ def scale(run: dict, phases: list[Phase]) -> list[str]:
     ]
 
 
+def _verdict_rows(run: dict) -> str:
+    """The rows of the run's verdict.json, when the report generator wrote one."""
+    doc = numbers.json_file(Path(run.get("dir", "")) / "verdict.json") if run.get("dir") else None
+    rows = (doc or {}).get("rows") or []
+    return "\n".join(f"- {r['check']}: {r['observed']} (target {r['target']}), {r['status']}." for r in rows if r.get("check"))
+
+
+def soak(run: dict, phases: list[Phase]) -> list[str]:
+    """A soak: the rate and where it came from, the long phase's figures, and its drift as the
+    verdict judged it (first window against last)."""
+    sk = run.get("soak") or {}
+    extra = ""
+    if sk.get("rate"):
+        extra = f"; the mixed load at {fmt.rate(sk['rate'])}/s"
+        if sk.get("highest_rate"):
+            extra += f", {sk.get('share', 0) * 100:g} % of {fmt.rate(sk['highest_rate'])}/s, the highest rate sustained within the SLO"
+    long = [p for p in phases if p.label == sk.get("phase")] or facts.timed(phases)
+    rows = _verdict_rows(run)
+    return [
+        what_was_run(run, long, extra),
+        "**Answer.**\n\n" + rows if rows else "",
+        _phase_list("The soak, second by second.", long),
+        _steps(facts.steps(phases)),
+    ]
+
+
 DRAFTERS: dict[str, Drafter] = {
     "phases": lab,
     "lab": lab,
@@ -188,6 +214,7 @@ DRAFTERS: dict[str, Drafter] = {
     "faults": faults,
     "hotpath": hotpath,
     "scale": scale,
+    "soak": soak,
 }
 
 

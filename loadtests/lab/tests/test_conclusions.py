@@ -5,6 +5,7 @@ numbers written the way writers write them."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import tempfile
 import unittest
@@ -165,6 +166,20 @@ class DraftTest(ExampleCase):
                 for part in parts:
                     self.assertIn(part, text)
                 self.assertEqual([], verify.conclusion_warnings(text, d))
+
+    def test_a_soak_draft_has_its_rate_the_long_phase_and_the_verdicts_drift_rows(self):
+        d = self.root / LAB
+        doc = json.loads((d / "run.json").read_text())
+        doc |= {"kind": "soak", "soak": {"phase": "mixed", "rate": 500, "highest_rate": 714, "share": 0.7, "from": "search"}}
+        (d / "run.json").write_text(json.dumps(doc))
+        row = {"check": "RSS of n0", "observed": "+12 MiB (+3.1 %)", "target": "≤ +77 MiB", "status": "pass", "gate": "performance"}
+        (d / "verdict.json").write_text(json.dumps({"kind": "soak", "rows": [row]}))
+        text = drafts.draft(runs.load_run(d), d)
+        self.assertIn("the mixed load at 500/s, 70 % of 714/s, the highest rate sustained within the SLO", text)
+        self.assertIn("- RSS of n0: +12 MiB (+3.1 %) (target ≤ +77 MiB), pass.", text)
+        self.assertIn("**The soak, second by second.**\n\n- **mixed** at 500/s", text)
+        self.assertNotIn("- **put**", text)
+        self.assertEqual([], verify.conclusion_warnings(text, d))
 
     def test_a_kind_without_its_own_drafter_gets_the_phases_draft(self):
         d = self.root / LAB
