@@ -35,8 +35,11 @@ NEGATION = re.compile(r"\b(?:no|not|none|never|without|nor|neither)\b|n't", re.I
 EVENT_WORDS = re.compile(r"flush|compact", re.I)
 GC = re.compile(r"\bGC\b|garbage.collect|\bcollector", re.I)
 MEAN = re.compile(r"average|\bmean\b", re.I)
-UPPER = re.compile(r"(?:\bunder|\bbelow|\bless than|\bat most|\bup to|\bwithin|\bfewer than|<|≤)\s*(?:p\d+(?:\.\d+)?\s*(?:of\s*)?)?$", re.I)
-LOWER = re.compile(r"(?:\babove|\bover|\bmore than|\bat least|>|≥)\s*$", re.I)
+UPPER = re.compile(
+    r"(?:\bunder|\bbelow|\bless than|\bat most|\bup to|\bwithin|\bfewer than|\bshorter than|<|≤)\s*(?:p\d+(?:\.\d+)?\s*(?:of\s*)?)?$",
+    re.I,
+)
+LOWER = re.compile(r"(?:\babove|\bover|\bmore than|\bat least|\bexceed\w*|\blonger than|\bbeyond|>|≥)\s*$", re.I)
 WHOLE = re.compile(r"\bwhole\b|\bthroughout\b|\ball of\b|\bentire\b|\bevery second of\b", re.I)
 NO_ERRORS = re.compile(
     r"\bno (?:request (?:failed|failures?)|requests? failed|errors?|failures?|failed requests?)\b|\bnothing failed\b"
@@ -99,8 +102,13 @@ def runs_of(numbers: list[Written], clause: str) -> list[tuple[list[Written], bo
 
 
 def bound_of(clause: str, w: Written) -> str:
+    """"upper" for "under 5 ms" (and "no pause exceeded 5 ms"), "lower" for "over 5 ms", else ""."""
     before = clause[max(0, w.start - 30) : w.start]
-    return "upper" if UPPER.search(before) else "lower" if LOWER.search(before) else ""
+    if UPPER.search(before):
+        return "upper"
+    if LOWER.search(before):
+        return "upper" if NEGATION.search(clause[: w.start]) else "lower"
+    return ""
 
 
 def agrees(w: Written, v: float | None, bound: str = "") -> bool:
@@ -116,7 +124,9 @@ def agrees(w: Written, v: float | None, bound: str = "") -> bool:
 
 def _known(n) -> str:
     """How a node's pause is known: its counters saw one, or its series one per second."""
-    return "its only pause" if n.count == 1 else "one second's GC" if n.count is None else "a pause, one second's GC"
+    if n.count == 1:
+        return "its only pause"
+    return "its GC in one second (no pause counters)" if n.count is None else "a pause (its series has one second of GC per pause)"
 
 
 def labels(phases: list[Phase]) -> str:

@@ -33,8 +33,8 @@ TIMES = re.compile(r"\b(\d+) ?min(?:utes?)? (\d+) ?s\b")
 PREFIX_TIMES = re.compile(r"×\s?$")
 HEDGE = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapproximately|\bsome|~|≈)\s*$", re.I)
 BOUND = re.compile(
-    r"(?:\bunder|\bbelow|\bless than|\bat most|\bup to|\bwithin|\babove|\bover|\bmore than|\bat least|\bexceeds?|"
-    r"\bbeyond|\bfewer than|[<>≤≥])\s*$",
+    r"(?:\bunder|\bbelow|\bless than|\bat most|\bup to|\bwithin|\babove|\bover|\bmore than|\bat least|\bexceed\w*|"
+    r"\bbeyond|\bfewer than|\blonger than|\bshorter than|[<>≤≥])\s*$",
     re.I,
 )
 JOINER = re.compile(r"\s*(?:-|–|—|→|to|and|or|,|/)\s*(?:and\s+)?$")

@@ -2,8 +2,8 @@
 in the run's data, every claim the data contradicts, and development history, as warnings.
 
 The run's data: run.json, env.json, verdict.json, the phases' result.json and timeseries.json, the
-rendered report.md without its conclusion, the lab's own draft (its counts of seconds and pauses),
-and the durations the run's timestamps give. A sentence that links another run's report
+rendered report.md without its conclusion, and what a writer works out from them (the durations the
+timestamps give, failed requests, a node's mean GC pause, a profiler window's end). A sentence that links another run's report
 ("[the 40 000-key run](../<run>/report.md)") speaks of that run: its numbers may come from it, and
 its claims are tested against it."""
 
@@ -14,7 +14,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..report import runs
-from . import claims, drafts, facts, files, numbers
+from . import claims, facts, files, numbers
 from . import text as cut
 from .scope import Scope
 
@@ -29,7 +29,8 @@ def _seconds(a: str | None, b: str | None) -> list[float]:
 
 
 def derived(run: dict) -> numbers.Values:
-    """Figures a writer works out from the data: durations, failed requests, the data's size, counts."""
+    """Figures a writer works out from the data: durations, failed requests, the data's size, counts,
+    mean GC pauses, the ends of profiler windows."""
     cfg = run.get("config", {})
     out: numbers.Values = [(s, "s") for s in _seconds(run.get("started"), run.get("finished"))]
     counts = [runs.node_count(run), len(run.get("phases", [])), sum(1 for p in run.get("phases", []) if p.get("warmup"))]
@@ -41,6 +42,10 @@ def derived(run: dict) -> numbers.Values:
         out += [(s, "s") for s in _seconds(p.get("started"), p.get("finished"))]
         if r.get("requests") is not None:
             out.append((round(r["requests"] * (r.get("error_rate") or 0)), "count"))
+        for pauses in (p.get("cpu") or {}).get("jvm_pauses", {}).values():
+            if pauses.get("gc_pauses"):
+                out.append((pauses["gc_s"] * 1e3 / pauses["gc_pauses"], "ms"))
+        out += [(w["offset_s"] + w["seconds"], "s") for w in p.get("profiles", []) if w.get("offset_s") is not None and w.get("seconds")]
     for step in (run.get("scale") or {}).get("steps", []):
         out.append((step.get("keys", 0) * (run.get("scale") or {}).get("value_size", 0), "bytes"))
     return out
@@ -61,7 +66,6 @@ def index(run_dir: Path) -> numbers.Index:
         for name in ("result.json", "timeseries.json"):
             values += numbers.leaves(numbers.json_file(run_dir / p.get("dir", "") / name))
     values += numbers.in_text(report_text(run_dir))
-    values += numbers.in_text(numbers.prose(drafts.draft(run, run_dir)))
     return numbers.Index(values)
 
 
