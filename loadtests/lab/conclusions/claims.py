@@ -164,7 +164,7 @@ class Reader:
         found = []
         for m in re.finditer(r"(?<![\w.])(\d+) (flush(?:es)?|compactions?)\b", clause):
             kind = "flush" if m.group(2).startswith("flush") else "compaction"
-            phases = self.about(clause, s)
+            phases = [p for p in self.about(clause, s) if p.events_known]
             if len(phases) == 1 and len(phases[0].events_of(kind)) != int(m.group(1)):
                 found.append(Warning(m.group(0), f"the time series of {phases[0].label} shows {len(phases[0].events_of(kind))} {kind} events"))
         if found:
@@ -180,7 +180,7 @@ class Reader:
             if seen:
                 return [Warning(clause, f"says none ran in {labels(phases)}, but the time series shows " + "; ".join(seen))]
         elif not re.search(r"\d+ (?:flush|compaction)", clause):
-            phases = self.named(clause, s)
+            phases = [p for p in self.named(clause, s) if p.events_known]
             if phases and not any(p.events_of(k) for p in phases for k in kinds):
                 return [Warning(clause, f"the time series shows no {' or '.join(kinds)} in {labels(phases)}")]
         return []

@@ -54,6 +54,10 @@ class Gc:
     def any(self) -> bool:
         return bool(self.count) or any(n.seconds for n in self.nodes)
 
+    def known(self) -> bool:
+        """Whether the run measured the pauses at all (the JVMs' counters or the nodes' series)."""
+        return self.sampled or any(n.count is not None for n in self.nodes)
+
     def longest_at_least(self) -> tuple[float, str] | None:
         """The length some pause certainly reached (a node's mean, or a pause known exactly), and the node."""
         found = []
@@ -108,6 +112,7 @@ class Phase:
     series_latency: bool
     ops_series: dict[str, list[dict]]
     events: list[dict]  # flushes and compactions during the load
+    events_known: bool  # whether the time series recorded the nodes' events at all
     gc: Gc
     faults: list[dict]
     profiles: list[dict]
@@ -229,6 +234,7 @@ def phase(run: dict, record: dict, run_dir: Path | None) -> Phase:
         series_latency=bool(load.get("latency")),
         ops_series=load.get("ops") or {},
         events=events,
+        events_known=(ts or {}).get("events") is not None,
         gc=_gc(run, record, ts, end),
         faults=timeline.faults(record),
         profiles=record.get("profiles") or [],

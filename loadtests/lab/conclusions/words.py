@@ -92,6 +92,8 @@ def rate_and_p99(p: Phase) -> str:
 
 
 def events(p: Phase) -> str:
+    if not p.events_known:
+        return ""
     if not p.events:
         return "No flush or compaction ran."
     parts = []
@@ -107,6 +109,8 @@ def events(p: Phase) -> str:
 
 def gc(p: Phase) -> str:
     g = p.gc
+    if not g.known():
+        return ""
     if not g.any():
         return "No GC pause."
     parts = []

@@ -221,6 +221,9 @@ class ConclusionFilesTest(unittest.TestCase):
             d = write_run(Path(tmp), "20260101-000000-lab", 1.0)
             md = report.generate(d)[0].read_text()
             draft = (d / files.DRAFT).read_text()
+            # The synthetic run recorded no time series: the draft does not say that nothing ran.
+            self.assertIn("- **put** at 1 000/s: 995/s achieved, p99 10.2 ms (SLO 10 ms missed)", draft)
+            self.assertNotIn("flush", draft)
             conclusion = md.split("## Conclusion")[1].split("\n## ")[0]
             self.assertIn("*A draft, written by the lab from this run's data and not edited yet.", conclusion)
             self.assertIn(draft.splitlines()[0], conclusion)
