@@ -117,10 +117,14 @@ def gc(p: Phase) -> str:
     means = g.means()
     if g.count:
         span = fmt.num(min(means), 1) if len(means) == 1 or min(means) == max(means) else f"{fmt.num(min(means), 1)}-{fmt.num(max(means), 1)}"
-        counted = [n.name for n in g.nodes if n.count is not None]
+        paused = [f"{n.name} {n.count}" for n in g.nodes if n.count]
         uncounted = [n.name for n in g.nodes if n.count is None]
-        on = f" on {listing(counted)} (no counters for {listing(uncounted)})" if uncounted else ""
-        parts.append(f"GC: {g.count} pause{'s' if g.count != 1 else ''}{on}, {span} ms on average per node")
+        counters = f"; no counters for {listing(uncounted)}" if uncounted else ""
+        if g.count == 1:
+            only = next(n for n in g.nodes if n.count)
+            parts.append(f"GC: 1 pause, on {only.name}{counters}, of {fmt.num(only.mean_ms, 1)} ms")
+        else:
+            parts.append(f"GC: {g.count} pauses ({', '.join(paused)}{counters}), {span} ms on average per node")
     seconds = g.per_second()
     if seconds:
         top, at, node = seconds[0]
@@ -182,7 +186,7 @@ def fault_item(f: dict, p: Phase) -> str:
     for key, what in (("hints_replayed", "hints replayed"), ("records_repaired", "records repaired")):
         if rec.get(key) is not None:
             said.append(f"{fmt.rate(rec[key])} {what}")
-    return text + (". " + upper("; ".join(said)) if said else "") + "."
+    return text + (": " + "; ".join(said) if said else "") + "."
 
 
 def ledger(p: Phase) -> str:

@@ -126,6 +126,7 @@ class ClaimsTest(ExampleCase):
             ("Every phase met the 10 ms SLO.", False),
             ("Every phase met the 5 ms SLO.", True),
             ("Every step met the SLO.", True),
+            ("No rate was sustained within the SLO at 3 375/s.", False),
             ("Its worst second was second 3 (p99 22.7 ms) in PUT.", False),
             ("Its worst second was second 4 in PUT.", True),
             ("PUT's p99 was about 25 ms in second 3.", False),
@@ -151,7 +152,7 @@ class DraftTest(ExampleCase):
         expected = {
             LAB: ["p99 was 4.12 ms for put, 2.63 ms for get and 3.31 ms for mixed: every phase met the SLO",
                   "3 flushes (n0, n1, n2, around second 14.5) and 3 compactions (n0, n1, n2, around second 15.5) ran",
-                  "GC: 4 pauses, 5.9-15.4 ms on average per node", "Worst second: second 3, p99 22.7 ms",
+                  "GC: 4 pauses (n0 1, n1 1, n2 2), 5.9-15.4 ms on average per node", "Worst second: second 3, p99 22.7 ms",
                   "the cpu profiler attached at second 3.0 (n0, n1, n2)",
                   "The search sustained 2 250/s of get within the SLO (p99 9.02 ms at 2 250/s"],
             SATURATION: ["The search sustained 2 250/s of get within the SLO",
@@ -159,7 +160,7 @@ class DraftTest(ExampleCase):
             FAULTS: ["**cutoff of n2**", "2 340 requests failed",
                      "p99 per second above the SLO in 2 of its 14 full seconds",
                      "p99 per second above the SLO in 14 of its 14 full seconds", "the cluster healed within 12 s",
-                     "GC: 17 pauses on n0 and n1 (no counters for n2)"],
+                     "GC: 17 pauses (n0 9, n1 8; no counters for n2)"],
         }
         for name, parts in expected.items():
             with self.subTest(name):
