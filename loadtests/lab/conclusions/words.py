@@ -48,7 +48,10 @@ def setup(run: dict, measured: list[Phase]) -> str:
     text = f"{n} {what}{'s' if n != 1 else ''}"
     if n > 1:
         text += f", replicas {runs.replicas(run)}"
-    if cfg.get("keys"):
+    sizes = (run.get("scale") or {}).get("sizes")
+    if sizes:
+        text += f", {fmt.rate(sizes[0])} to {fmt.rate(sizes[-1])} keys of {cfg.get('value_size', '?')} bytes"
+    elif cfg.get("keys"):
         text += f", {fmt.rate(cfg['keys'])} keys of {cfg.get('value_size', '?')} bytes"
     return text + f", load from {listing(runs.tools_used(run))}"
 
@@ -124,7 +127,8 @@ def gc(p: Phase) -> str:
             only = next(n for n in g.nodes if n.count)
             parts.append(f"GC: 1 pause, on {only.name}{counters}, of {fmt.num(only.mean_ms, 1)} ms")
         else:
-            parts.append(f"GC: {g.count} pauses ({', '.join(paused)}{counters}), {span} ms on average per node")
+            who = f" ({', '.join(paused)}{counters})" if len(g.nodes) > 1 else ""
+            parts.append(f"GC: {g.count} pauses{who}, {span} ms on average{' per node' if len(g.nodes) > 1 else ''}")
     seconds = g.per_second()
     if seconds:
         top, at, node = seconds[0]

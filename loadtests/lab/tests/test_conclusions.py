@@ -170,6 +170,18 @@ class DraftTest(ExampleCase):
                     self.assertIn(part, text)
                 self.assertEqual([], verify.conclusion_warnings(text, d))
 
+    def test_a_fault_draft_says_how_many_acknowledged_writes_were_lost(self):
+        d = self.root / FAULTS
+        doc = json.loads((d / "run.json").read_text())
+        doc["phases"][-1]["ledger"] = {
+            "acknowledged_writes": 37161, "acknowledged_deletes": 0, "checked": True, "why_not_checked": None,
+            "keys_checked": 30210, "lost": 0, "lost_examples": [], "reads_checked": 36946, "stale_reads": 0,
+        }
+        (d / "run.json").write_text(json.dumps(doc))
+        text = drafts.draft(runs.load_run(d), d)
+        self.assertIn("Acknowledged writes lost in faults: 0 of 37 161 (read back at their replicas); stale reads: 0 of 36 946.", text)
+        self.assertEqual([], verify.conclusion_warnings(text, d))
+
     def test_a_soak_draft_has_its_rate_the_long_phase_and_the_verdicts_drift_rows(self):
         d = self.root / LAB
         doc = json.loads((d / "run.json").read_text())
