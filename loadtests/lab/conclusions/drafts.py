@@ -98,9 +98,10 @@ def _faults(shown: list[Phase]) -> list[str]:
 def lab(run: dict, phases: list[Phase]) -> list[str]:
     """Fixed-rate phases: the SLO per phase, the highest rate a search sustained, each phase's figures."""
     timed, steps = facts.timed(phases), facts.steps(phases)
+    answer = " ".join(x for x in (_slo_answer(run, timed), _search_answer(run)) if x)
     return [
         what_was_run(run, timed, _search_setup(run)),
-        "**Answer.** " + " ".join(x for x in (_slo_answer(run, timed), _search_answer(run)) if x),
+        f"**Answer.** {answer}" if answer else "",
         _phase_list("Phase by phase.", timed),
         *_faults(timed),
         _steps(steps),
@@ -109,7 +110,8 @@ def lab(run: dict, phases: list[Phase]) -> list[str]:
 
 def saturation(run: dict, phases: list[Phase]) -> list[str]:
     """A saturation search: the limit, why it stopped, and every step's figures."""
-    return [what_was_run(run, facts.steps(phases), _search_setup(run)), "**Answer.** " + _search_answer(run), _steps(facts.steps(phases))]
+    steps, answer = facts.steps(phases), _search_answer(run)
+    return [what_was_run(run, steps, _search_setup(run)), f"**Answer.** {answer}" if answer else "", _steps(steps)]
 
 
 def faults(run: dict, phases: list[Phase]) -> list[str]:

@@ -43,6 +43,8 @@ class NodeGc:
 
 @dataclass
 class Gc:
+    """A phase's GC pauses, node by node."""
+
     nodes: list[NodeGc]
     sampled: bool  # whether the nodes' per-second series was recorded
 
@@ -57,24 +59,6 @@ class Gc:
     def known(self) -> bool:
         """Whether the run measured the pauses at all (the JVMs' counters or the nodes' series)."""
         return self.sampled or any(n.count is not None for n in self.nodes)
-
-    def longest_at_least(self) -> tuple[float, str] | None:
-        """The length some pause certainly reached (a node's mean, or a pause known exactly), and the node."""
-        found = []
-        for n in self.nodes:
-            found += [(ms, n.name) for ms in n.pauses_known()]
-            if n.mean_ms is not None:
-                found.append((n.mean_ms, n.name))
-        return max(found) if found else None
-
-    def shortest_at_most(self) -> tuple[float, str] | None:
-        """A length the shortest pause certainly did not exceed, and the node."""
-        found = []
-        for n in self.nodes:
-            found += [(ms, n.name) for ms in n.pauses_known()]
-            if n.mean_ms is not None:
-                found.append((n.mean_ms, n.name))
-        return min(found) if found else None
 
     def per_second(self) -> list[tuple[float, float, str]]:
         """(ms, t, node) of every second with GC, the largest first."""

@@ -40,7 +40,7 @@ def run_length(run: dict) -> str | None:
         return None
 
 
-def setup(run: dict, measured: list[Phase]) -> str:
+def setup(run: dict) -> str:
     """The cluster, the data and the load: "3 nodes, replicas 2/3, 100 000 keys of 1024 bytes, k6"."""
     cfg = run.get("config", {})
     n = runs.node_count(run)
@@ -60,7 +60,7 @@ def what_was_run(run: dict, measured: list[Phase], extra: str = "") -> str:
     text = "**What was run.** "
     if run.get("invocation"):
         text += f"`{run['invocation']}`: "
-    text += setup(run, measured)
+    text += setup(run)
     if measured:
         lengths = sorted({round(p.duration_s) for p in measured if p.duration_s})
         several = len(measured) > 1
@@ -119,7 +119,8 @@ def gc(p: Phase) -> str:
     parts = []
     means = g.means()
     if g.count:
-        span = fmt.num(min(means), 1) if len(means) == 1 or min(means) == max(means) else f"{fmt.num(min(means), 1)}-{fmt.num(max(means), 1)}"
+        low, high = fmt.num(min(means), 1), fmt.num(max(means), 1)
+        span = low if low == high else f"{low}-{high}"
         paused = [f"{n.name} {n.count}" for n in g.nodes if n.count]
         uncounted = [n.name for n in g.nodes if n.count is None]
         counters = f"; no counters for {listing(uncounted)}" if uncounted else ""
@@ -145,8 +146,9 @@ def worst(p: Phase) -> str:
     text = f"Worst second: second {w.t}, p99 {ms(w.p99_ms)}"
     if w.errors:
         text += f", {fmt.rate(w.errors)} errors"
-    text += f"; around it: {'; '.join(w.around)}." if w.around else "; nothing else ran around it (no fault, flush, compaction, GC pause or profiler window)."
-    return text
+    if w.around:
+        return text + f"; around it: {'; '.join(w.around)}."
+    return text + "; nothing else ran around it (no fault, flush, compaction, GC pause or profiler window)."
 
 
 def phase_item(p: Phase) -> str:
