@@ -101,6 +101,12 @@ def runs_of(numbers: list[Written], clause: str) -> list[tuple[list[Written], bo
     return [(g, "→" in clause[g[0].start : g[-1].end]) for g in groups]
 
 
+def _key(mark: re.Match) -> str:
+    """A percentile's key in the results: "p99", "p99.9"; the median is p50, the max p100."""
+    word = mark.group(1).lower()
+    return PERCENTILE_KEYS.get(word, word)
+
+
 def bound_of(clause: str, w: Written) -> str:
     """"upper" for "under 5 ms" (and "no pause exceeded 5 ms"), "lower" for "over 5 ms", else ""."""
     before = clause[max(0, w.start - 30) : w.start]
@@ -248,7 +254,7 @@ class Reader:
             # A figure of one second, or of GC, is not the phase's percentile.
             if not before or PER_SECOND.search(clause[: seg[1]]) or GC.search(clause[seg[0] : seg[1]]):
                 continue
-            key = PERCENTILE_KEYS.get(before[-1].group(1).lower(), before[-1].group(1).lower())
+            key = _key(before[-1])
             ref = self.bind(clause, group[0].start, group[-1].end, refs)
             phases = ref.phases if ref else lead if len(group) == 1 else []
             values = [(p, p.p(key)) for p in phases if p.p(key) is not None]
@@ -292,7 +298,7 @@ class Reader:
         if not (mark and PER_SECOND.search(clause) and WHOLE.search(clause)):
             return []
         nums = [w for w in ms_numbers(clause) if w.start > mark.end()]
-        key = SERIES_KEYS.get(PERCENTILE_KEYS.get(mark.group(1).lower(), mark.group(1).lower()))
+        key = SERIES_KEYS.get(_key(mark))
         if not nums or not key:
             return []
         w, found = nums[0], []
@@ -328,7 +334,7 @@ class Reader:
             at = m.start("v") if m.group("v") else m.start("v2")
             w, t = nums.get(at), int(m.group("t") or m.group("t2"))
             marks = [x for x in PERCENTILE.finditer(clause) if x.end() <= at]
-            key = SERIES_KEYS.get(PERCENTILE_KEYS.get(marks[-1].group(1).lower(), marks[-1].group(1).lower())) if marks else None
+            key = SERIES_KEYS.get(_key(marks[-1])) if marks else None
             if not w or not key or GC.search(clause[max(0, at - 40) : at]):
                 continue
             values = [(p, x[key]) for p in phases for x in p.series if x.get("t") == t and x.get(key) is not None]
@@ -355,7 +361,7 @@ class Reader:
             q = min(quantifiers, key=lambda m: abs(m.start() - verb.start()))
             phases = self.scope.steps if q.group("what").lower() == "step" else self.scope.quantified(q.group("kind"))
             rates = [p for r in refs if r.kind == "rate" for p in r.phases]
-            phases = [p for p in phases if p in rates] or phases if rates else phases
+            phases = ([p for p in phases if p in rates] or phases) if rates else phases
         else:
             phases = self.scope.resolve(refs) or (self.scope.resolve(self.scope.refs(s.lead)) if s.lead else [])
             phases = phases if len(phases) == 1 else []
