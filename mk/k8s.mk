@@ -132,7 +132,7 @@ lab-k8s-smoke: ## CI: a short in-cluster lab in a namespace of its own (removed 
 		K6_RESOURCES=requests.cpu=100m,requests.memory=64Mi,limits.memory=512Mi || rc=$$?; \
 	$(KUBECTL) delete namespace $(LAB_K8S_SMOKE_NAMESPACE) --ignore-not-found --wait=false || true; \
 	exit $$rc
-	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-k8s-smoke | tail -n 1)"
+	cd loadtests && $(LAB_PY) -m lab check --strict "$$(ls -d $(CURDIR)/reports/*-k8s-smoke | tail -n 1)"
 
 # A NetworkPolicy enforcer for clusters whose CNI does not enforce (k8s-local's bridge): empty by
 # default, as kind (v0.24 and later) enforces NetworkPolicy itself; kube-router installs kube-router's

@@ -101,10 +101,10 @@ lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES
 	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter faults,$(SCENARIO)),faults,lab),$(NAME)) $(LAB_OPTIONS) \
 		$(if $(filter saturation faults,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
 
-lab-smoke: ## CI: a short `make lab` end to end (an outage last; it fails on data lost, not on speed), then a check that its report has every part
+lab-smoke: ## CI: a short `make lab` end to end (an outage last; it fails on data lost, not on speed), then a check that its report has every part and its draft conclusion agrees with its data
 	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6 \
 		SEARCH_STEPS=3 SEARCH_STEP=5s GATE=data
-	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-local-smoke | tail -n 1)"
+	cd loadtests && $(LAB_PY) -m lab check --strict "$$(ls -d $(CURDIR)/reports/*-local-smoke | tail -n 1)"
 
 lab-tools: ## install the load lab's pinned tools into .tools/ (quiet when present)
 	@loadtests/tools/install.sh
@@ -128,11 +128,11 @@ lab-hotpath: build lab-tools ## hot-path benchmark: one node -Xmx256m, 1M keys, 
 lab-scale: build lab-tools ## one node with the chart's memory limit filled to each of SIZES: fill, GET/PUT p99, CPU, memory, disk, cache
 	$(LAB) scale $(SCALE_OPTIONS) --gate $(GATE) $(LAB_ARGS)
 
-lab-scale-smoke: ## CI: a short `make lab-scale` (20k and 60k keys, 2000/s, 5 s phases; it fails on data lost, not on speed), then a check that its report has every part
+lab-scale-smoke: ## CI: a short `make lab-scale` (20k and 60k keys, 2000/s, 5 s phases; it fails on data lost, not on speed), then a check that its report has every part and its draft conclusion agrees with its data
 	$(MAKE) lab-scale NAME=scale-smoke SIZES=20k,60k RATE=2000 SCALE_DURATION=5s SCALE_WARMUP=4s GATE=data
-	cd loadtests && $(LAB_PY) -m lab check "$$(ls -d $(CURDIR)/reports/*-scale-smoke | tail -n 1)"
+	cd loadtests && $(LAB_PY) -m lab check --strict "$$(ls -d $(CURDIR)/reports/*-scale-smoke | tail -n 1)"
 
-lab-report: lab-tools ## write a run's report.md and report.html again, print its verdict: RUN=reports/<run> [COMPARE= GATE=]
+lab-report: lab-tools ## write a run's report.md, report.html and draft conclusion again, print its verdict: RUN=reports/<run> [COMPARE= GATE=]
 	@test -n "$(RUN)" || { echo "usage: make lab-report RUN=reports/<run> [COMPARE=reports/<other>]"; exit 2; }
 	$(LAB) report $(RUN) $(if $(COMPARE),--compare $(COMPARE)) $(if $(filter command environment,$(origin GATE)),--gate $(GATE))
 

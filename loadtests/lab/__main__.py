@@ -6,7 +6,7 @@
     python -m lab hotpath   [--tool k6|wrk] [--duration 30] ...
     python -m lab scale     [--sizes 100k,1M,10M] [--rate 10000] [--memory-limit helm|none|2Gi] ...
     python -m lab report    RUN_DIR [--compare OTHER_RUN_DIR]
-    python -m lab check     RUN_DIR      (does the report have every part?)
+    python -m lab check     RUN_DIR [--strict]  (does the report have every part, its conclusion agree with its data?)
     python -m lab target-rate RUN_DIR [--share 40]        (SHARE % of a one-node search's rate)
     python -m lab replication-cost --out DIR RUN_DIR ...  (scripts/replication-cost.sh's verdict)
 

@@ -14,6 +14,9 @@ ran; when the healing counters of two nodes or more were read, a healing table w
 (or the line that says no phase needed healing), and for an outage phase hints written and replayed
 and a cluster that healed; a comparison section; and a self-contained report.html, the Markdown
 rendered (no list left as text), with the plots embedded.
+
+It also checks the conclusion (conclusion.md, and the lab's draft conclusion.draft.md) against the run's
+data (lab.conclusions.verify): its warnings fail the check only with --strict.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import re
 from pathlib import Path
 
 from . import checkverdict, healing
+from .conclusions import verify
 from .report import flames, timeline, views
 from .results import is_measured
 
@@ -221,9 +225,15 @@ def healing_problems(run: dict, md: str) -> list[str]:
     return found
 
 
-def main(run_dir: Path) -> int:
+def main(run_dir: Path, strict: bool = False) -> int:
+    """Prints what is missing from the report and the warnings on its conclusion; 1 when something is
+    missing, or with strict when the conclusion or its draft has a warning."""
     found = problems(run_dir)
     for p in found:
         print(f"report check: {p}")
-    print(f"report check: {run_dir}: {'whole' if not found else f'{len(found)} problem(s)'}")
-    return 1 if found else 0
+    warned = verify.warnings(run_dir)
+    for w in warned:
+        print(f"conclusion check: {w}")
+    print(f"report check: {run_dir}: {'whole' if not found else f'{len(found)} problem(s)'}"
+          + (f"; {len(warned)} warning(s) on the conclusion" + (" (strict: a failure)" if strict else "") if warned else ""))
+    return 1 if found or (strict and warned) else 0

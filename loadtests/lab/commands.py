@@ -154,9 +154,11 @@ def add_report(sub) -> None:
 def add_check(sub) -> None:
     from . import check
 
-    p = sub.add_parser("check", help="check that a run's report has every part; exit 1 if not")
+    p = sub.add_parser("check", help="check that a run's report has every part and its conclusion agrees with its data")
     p.add_argument("run_dir", type=Path)
-    p.set_defaults(handler=lambda a: check.main(a.run_dir))
+    p.add_argument("--strict", action="store_true",
+                   help="fail on a warning on the conclusion or its draft too (a number not in the data, a claim it contradicts)")
+    p.set_defaults(handler=lambda a: check.main(a.run_dir, a.strict))
 
 
 def add_target_rate(sub) -> None:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .. import tools
+from .. import conclusions, tools
+from ..conclusions import files as conclusion_files
 from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, seriesplot, verdicts, views
 
 KINDS = {
@@ -96,7 +97,11 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         scaleplots.write(scale, plots_dir)
     verdict = verdicts.build(run)
     verdicts.write(run_dir, verdict)
-    conclusion_path = run_dir / "conclusion.md"
+    try:
+        conclusions.write_draft(run_dir, run)
+    except Exception as e:  # noqa: BLE001 - a draft is a help to the writer, never a reason to lose the report
+        print(f"no draft conclusion: {type(e).__name__}: {e}")
+    conclusion, conclusion_draft = conclusion_files.shown(run_dir)
     all_commands = []
     for phase in run["phases"]:
         all_commands.extend(phase.get("commands", []))
@@ -127,7 +132,8 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "findings": findings.findings(run, phase_views, {"saturation": search}),
         "tool_notes": findings.tool_notes(run, phase_views),
         "has_healing": any(v["healing"] for v in phase_views),
-        "conclusion": conclusion_path.read_text().strip() if conclusion_path.exists() else "",
+        "conclusion": conclusion,
+        "conclusion_draft": conclusion_draft,
         "all_commands": all_commands,
         "report_command": f"make lab-report RUN={tools.rel(run_dir)}",
     }
