@@ -16,6 +16,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from . import defaults, envinfo, faults, healing, isolation, load, nodeseries, profiling, promtext, recovery, timeseries, tools
+from .ledger import PhaseLedger
 from .load import LoadSpec, log
 from .results import worst
 
@@ -56,6 +57,8 @@ class RunConfig:
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
     heal_timeout_s: int = defaults.seconds("HEAL_TIMEOUT")
+    ledger_rate: int = defaults.integer("LEDGER_RATE")
+    ledger_keys: int = defaults.integer("LEDGER_KEYS")
     # The short saturation search after the phases: its Saturation, None for none.
     search: Saturation | None = None
     # Files that hold the nodes' pids, in --pids' order (scripts/local-cluster.sh's): a node the lab
@@ -244,6 +247,12 @@ class LocalExecutor:
         else:
             log(f"no pid file of node {node.name} (--pid-files): stop pid {pid} yourself when done")
 
+    def ledger(self):
+        """The ledger's way to the nodes (lab.ledger.local): its threads here, each replica read over HTTP."""
+        from .ledger.local import LocalCluster
+
+        return LocalCluster(self.cfg.targets, self.cfg.pids)
+
     def clean_faults(self) -> None:
         """Removes what a killed run may have left of a cut-off on these nodes' ports."""
         if isolation.unavailable():
@@ -371,6 +380,8 @@ class Run:
         fault = self.outage(spec.duration_s / 3, spec.duration_s / 3) if outage else None
         scheduled = [fault] if fault else list(with_faults or [])
         heal_before = self.heal_sample()
+        # Every acknowledged write of a phase that breaks something is read back at its end (lab.ledger).
+        ledger = PhaseLedger.of(self.executor, self.cfg, spec.duration_s, out) if scheduled else None
         prepared = self.executor.prepare(spec, out, label)
         sampler = self.node_sampler()
         prof = None
@@ -379,16 +390,22 @@ class Run:
             prof = self.executor.profiling(windows, out / "profiles", prepared.t0).start()
         for f in scheduled:
             f.start(prepared.t0)
+        if ledger:
+            ledger.start(prepared.t0)
         try:
             pr = self.executor.run(prepared, status=prof.status if prof else None)
         except BaseException:
             if prof:
                 prof.stop()
+            if ledger:
+                ledger.abandon()
             raise
         finally:
             # Whatever happened, no node is left paused, dead or cut off.
             for f in scheduled:
                 f.stop()
+            if ledger:
+                ledger.stop()
             if sampler:
                 sampler.stop()
         if prof:
@@ -417,6 +434,7 @@ class Run:
             record["faults"] = [f.record() for f in scheduled]
         if scheduled:
             record["heal"] = heal
+            record["ledger"] = ledger.check()
         self.doc["phases"].append(record)
         self.save()
         r = pr.result

@@ -347,6 +347,24 @@ class K8sExecutor:
         self.faults.append(fault)
         return fault
 
+    def ledger(self):
+        """The ledger's way into the release (lab.k8s.podledger): a one-pod k6 Job beside the load, and
+        each pod's own records read inside it."""
+        from .podledger import CONTAINER, PodCluster
+
+        self._ensure_configmap()
+        return PodCluster(
+            self.kubectl,
+            self.management,
+            self.target,
+            lambda tag: job_name(self.k.release, self.run_id, 0, f"ledger-{tag}"),
+            lambda name, argv, env, deadline_s: job_manifest(
+                name, self.k.namespace, labels(self.k.release, self.run_id, "ledger"), CONTAINER, self.k.k6_image,
+                argv, env, 1, deadline_s, self.k6_resources, self.configmap, self.items, self.k.ttl_s,
+            ),
+            self.k.start_timeout_s,
+        )
+
     # ---- phases
 
     def _ensure_configmap(self) -> None:
