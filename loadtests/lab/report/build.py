@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import tools
-from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, views
+from . import findings, flames, headline, ledgerview, plots, render, runs, scaleplots, scaleview, views
 
 KINDS = {
     "phases": "Fixed-rate phases",
@@ -125,6 +125,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "findings": findings.findings(run, phase_views, verdict),
         "tool_notes": findings.tool_notes(run, phase_views),
         "has_healing": any(v["healing"] for v in phase_views),
+        "ledgers": ledgerview.views(run),
         "conclusion": conclusion_path.read_text().strip() if conclusion_path.exists() else "",
         "all_commands": all_commands,
         "report_command": f"make lab-report RUN={tools.rel(run_dir)}",

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import math
 
-from . import flames, fmt, timeline
+from . import flames, fmt, ledgerview, timeline
 
 
 def phase_sentence(v: dict, slo) -> str:
@@ -154,6 +154,7 @@ def findings(run: dict, views: list[dict], verdict: dict) -> list[str]:
         for left in run["config"].get("faults_left_out") or []
     )
     out.extend(healing_findings(views))
+    out.extend(ledgerview.findings(run))
     out.extend(monitor_findings(views))
     out.extend(sample_findings(views))
     warmups = [v["label"] for v in views if v["warmup"]]

@@ -352,6 +352,51 @@ class WholeLedgerTest(unittest.TestCase):
         self.assertIn("LEDGER_RATE", rec["why_not_checked"])
 
 
+class ReportTest(unittest.TestCase):
+    """The report's "nothing lost" section and finding, from the records alone."""
+
+    def records(self) -> tuple[dict, dict]:
+        ops = [op(1, PUT, 0, 1, key="a"), op(2, PUT, 2, 3, key="a"), op(3, GET, 4, 5, saw=1, key="a"),
+               op(4, DELETE, 0, 1, key="b"), op(5, PUT, 2, 3, UNCERTAIN, key="b")]
+        about = {"rate": 50, "keys": 200, "replicas": "2/3", "file": "ledger.jsonl"}
+        kept = record.build(ops, [judged_of("a", ops, Held(VALUE, 2)), judged_of("b", ops, Held(TOMBSTONE))], True, None, about)
+        lost = record.build(ops, [judged_of("a", ops, Held(VALUE, 1)), judged_of("b", ops, Held(TOMBSTONE))], True, None, about)
+        return kept, lost
+
+    def test_the_sentence_says_what_was_lost_of_what_was_acknowledged(self):
+        from lab.report import ledgerview
+
+        kept, lost = self.records()
+        self.assertEqual(
+            "faults: the ledger sent 5 operations (50/s on 200 keys of its own, replicas 2/3), 3 writes and deletes "
+            "acknowledged; read back at their replicas after the cluster healed, 0 of them were lost; 1 of 1 reads "
+            "stale (key a: expected put #2, found put #1).",
+            ledgerview.sentence("faults", kept),
+        )
+        self.assertIn("1 of them was lost (key a: expected put #2, found n0: put #1)", ledgerview.sentence("faults", lost))
+        off = record.build([], None, None, "the ledger was off (LEDGER_RATE or LEDGER_KEYS 0)", {"rate": 0, "keys": 200})
+        self.assertTrue(ledgerview.sentence("outage", off).endswith("not proven: the ledger was off (LEDGER_RATE or LEDGER_KEYS 0)."))
+
+    def test_the_report_shows_each_phases_ledger_and_its_losses(self):
+        from lab import report
+        from lab.tests.test_lab import write_run
+
+        _, lost = self.records()
+        with tempfile.TemporaryDirectory() as tmp:
+            d = write_run(Path(tmp), "20260101-000000-test", 1.0)
+            doc = json.loads((d / "run.json").read_text())
+            doc["phases"][1]["ledger"] = lost
+            (d / "run.json").write_text(json.dumps(doc))
+            report.generate(d)
+            md = (d / "report.md").read_text()
+        section = md[md.index("## Nothing lost") : md.index("## Phases")]
+        self.assertIn("| get | 4 / 0 / 1 | 3 | 2 | **1** | 1 | 1 | [ledger.jsonl](", section)
+        self.assertIn("**get**, lost:", section)
+        self.assertIn("| a | put #2 at 2.00 s (ok) | put #2 | n0: put #1 |", section)
+        self.assertIn("**get**, stale reads:", section)
+        self.assertIn("get: the ledger sent 5 operations", md[: md.index("## Nothing lost")], "a finding")
+
+
 class RunnerHookTest(unittest.TestCase):
     def test_a_phase_with_faults_carries_its_ledger_record_and_file(self):
         from lab.tests.test_faults import FaultsExecutor

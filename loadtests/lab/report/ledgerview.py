@@ -1,0 +1,61 @@
+"""The ledger's records (lab.ledger.record) as the report shows them: per phase that broke something,
+its row of the "nothing lost" table, its losses and stale reads as examples, and a sentence for the
+findings."""
+
+from __future__ import annotations
+
+from . import fmt
+
+
+def _first(examples: list[dict]) -> str:
+    e = examples[0]
+    return f"key {e['key']}: expected {e['expected']}, found {e['found']}"
+
+
+def sentence(label: str, rec: dict) -> str:
+    """What the ledger of one phase found, in one sentence, every number from its record."""
+    acked = rec["acknowledged_writes"] + rec["acknowledged_deletes"]
+    ops = sum(sum(v.values()) for v in rec["operations"].values())
+    text = (
+        f"{label}: the ledger sent {fmt.rate(ops)} operations ({fmt.rate(rec['rate'])}/s on {fmt.rate(rec['keys'])} "
+        f"keys of its own, replicas {rec.get('replicas') or 'default'}), {fmt.rate(acked)} writes and deletes acknowledged"
+    )
+    if rec["checked"] or rec["keys_checked"]:
+        text += (
+            f"; read back at their replicas after the cluster healed, {fmt.rate(rec['lost'])} of them "
+            f"{'were' if rec['lost'] != 1 else 'was'} lost"
+        )
+        if rec["lost"]:
+            text += f" ({_first(rec['lost_examples'])})"
+    if not rec["checked"]:
+        text += f"; not proven: {rec['why_not_checked'].rstrip('.')}"
+    if rec["stale_reads"] is not None:
+        text += f"; {fmt.rate(rec['stale_reads'])} of {fmt.rate(rec['reads_checked'])} reads stale"
+        if rec["stale_reads"]:
+            text += f" ({_first(rec['stale_examples'])})"
+    return text + "."
+
+
+def views(run: dict) -> list[dict]:
+    """One view per phase with a ledger record, in the run's order."""
+    out = []
+    for phase in run["phases"]:
+        rec = phase.get("ledger")
+        if not rec:
+            continue
+        ops = rec["operations"]
+        out.append(
+            {
+                "label": phase["label"],
+                "rec": rec,
+                "outcomes": {o: sum(v[o] for v in ops.values()) for o in ("ok", "failed", "uncertain")},
+                "acknowledged": rec["acknowledged_writes"] + rec["acknowledged_deletes"],
+                "file": f"{phase['dir']}/{rec['file']}" if rec.get("file") else None,
+                "sentence": sentence(phase["label"], rec),
+            }
+        )
+    return out
+
+
+def findings(run: dict) -> list[str]:
+    return [v["sentence"] for v in views(run)]
