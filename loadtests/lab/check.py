@@ -9,7 +9,8 @@ the environment; findings and a conclusion section; per measured phase the reque
 rate, a percentile table from 50 % to 100 %, a percentile-spectrum plot and flame graphs that were
 really written; a time-series figure for every phase that recorded a time series; the saturation
 curve when a search ran; when the nodes' healing counters were read, a healing table with a row per
-phase, and for an outage phase hints written and replayed and a cluster that healed; a comparison
+phase, and for an outage phase hints written and replayed and a cluster that healed; for every phase
+that broke something, a ledger that read every acknowledged write back and lost none; a comparison
 section; and a self-contained report.html, the Markdown rendered, with the plots embedded.
 """
 
@@ -19,7 +20,7 @@ import json
 import re
 from pathlib import Path
 
-from .report import runs, timeline, views
+from .report import ledgerview, runs, timeline, views
 from .results import is_measured
 
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
@@ -93,6 +94,7 @@ def problems(run_dir: Path) -> list[str]:
     found.extend(headline_problems(run, md, html))
     found.extend(figure_problems(run_dir, run, md))
     found.extend(healing_problems(run, md))
+    found.extend(ledgerview.problems(run, md))
     found.extend(scale_problems(run_dir, run, md))
 
     if re.search(r"<(img|script|link)[^>]+(src|href)=\"https?://", html):

@@ -16,7 +16,7 @@ Reader = Callable[[str, list[str], str], dict[str, Held]]
 
 def read_all(read: Reader, topo: Topology, replicas: dict[str, list[str]], tag: str) -> dict[str, dict[str, Held]]:
     """Each key's record at each of its replicas (replicas: the node names of each key's), every
-    node read at once: key -> node name -> Held."""
+    node read at once: key -> the node's address (its URL, its pod) -> Held."""
     per_node: dict[str, list[str]] = {}
     for key, nodes in replicas.items():
         for n in nodes:
@@ -27,7 +27,7 @@ def read_all(read: Reader, topo: Topology, replicas: dict[str, list[str]], tag: 
     out: dict[str, dict[str, Held]] = {key: {} for key in replicas}
     for name, answer in zip(names, answers):
         for key in per_node[name]:
-            out[key][name] = answer.get(key, Held(UNREADABLE, detail="no answer"))
+            out[key][topo.address[name]] = answer.get(key, Held(UNREADABLE, detail="no answer"))
     return out
 
 

@@ -59,3 +59,25 @@ def views(run: dict) -> list[dict]:
 
 def findings(run: dict) -> list[str]:
     return [v["sentence"] for v in views(run)]
+
+
+def problems(run: dict, md: str) -> list[str]:
+    """For `lab check`: every phase that broke something has its ledger, which read every key back,
+    lost nothing and saw no stale read, and the report's row of it."""
+    found = []
+    for phase in run["phases"]:
+        label, rec = phase["label"], phase.get("ledger")
+        if not (phase.get("fault") or phase.get("faults")):
+            continue
+        if not rec:
+            found.append(f"phase {label} broke something but has no ledger record")
+            continue
+        if not rec["checked"]:
+            found.append(f"phase {label}: the ledger proved nothing: {rec['why_not_checked']}")
+        if rec["lost"]:
+            found.append(f"phase {label}: the ledger lost {rec['lost']} acknowledged writes or deletes")
+        if rec["stale_reads"]:
+            found.append(f"phase {label}: the ledger saw {rec['stale_reads']} stale reads")
+        if f"\n| {fmt.md_text(label)} | " not in md.partition("## Nothing lost")[2]:
+            found.append(f"report.md has no row of phase {label}'s ledger")
+    return found
