@@ -11,7 +11,7 @@
 // Also: REPLICAS, REQUEST_TIMEOUT (lib/kvlab.js), LEDGER_WORKERS (VUs, 8).
 import http from 'k6/http';
 import exec from 'k6/execution';
-import { cfg, entityUrl } from './lib/kvlab.js';
+import { cfg, durationSeconds, entityUrl } from './lib/kvlab.js';
 
 const tag = __ENV.LEDGER_TAG || '';
 const keys = Number(__ENV.LEDGER_KEYS || 200);
@@ -19,6 +19,11 @@ const rate = Number(__ENV.LEDGER_RATE || 50);
 const workers = Math.max(1, Math.min(Number(__ENV.LEDGER_WORKERS || 8), keys));
 if (!/^[A-Za-z0-9]+$/.test(tag)) throw new Error('LEDGER_TAG must be letters and digits');
 if (!(keys >= 1 && rate >= 1)) throw new Error('LEDGER_KEYS and LEDGER_RATE must be at least 1');
+
+// An operation cut short by the end of the test would be missing from the log while it may have
+// been applied: the test waits for every request to end (k6 gives up on one after REQUEST_TIMEOUT,
+// 60 s when unset).
+const timeoutSeconds = __ENV.REQUEST_TIMEOUT ? durationSeconds(__ENV.REQUEST_TIMEOUT) : 60;
 
 export const options = {
   scenarios: {
@@ -29,7 +34,7 @@ export const options = {
       duration: cfg.duration,
       preAllocatedVUs: workers,
       maxVUs: workers,
-      gracefulStop: '5s',
+      gracefulStop: `${Math.ceil(timeoutSeconds) + 5}s`,
     },
   },
   systemTags: ['status'],

@@ -32,6 +32,7 @@ while read -r n method limit scheme token path; do
   printf '%s\nKVLAB-HTTP %s %s\n' "$out" "$n" "$rc"
 done"""
 READ_TIMEOUT_S = 10.0
+JOB_END_SLACK_S = 90  # how long after its planned end the ledger's Job may take to end
 
 
 def parse_log(text: str, t0_epoch: float) -> list[Op]:
@@ -113,13 +114,17 @@ class JobWorkload:
         return self
 
     def stop(self) -> list[Op]:
-        """Waits for the Job's end (its k6 ends with the load), then its operations from its log."""
-        deadline = time.monotonic() + self.plan.duration_s + 90
+        """Waits for the Job's end (its k6 ends with the load, every request answered or given up
+        on), then its operations from its log; RuntimeError when it does not end: an operation
+        missing from the log may have been applied."""
+        deadline = time.monotonic() + self.plan.duration_s + self.plan.timeout_s + JOB_END_SLACK_S
         try:
-            while time.monotonic() < deadline:
+            while True:
                 st = self.kubectl.json("get", "job", self.name).get("status", {})
                 if st.get("succeeded", 0) + st.get("failed", 0) >= 1:
                     break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"the ledger's Job {self.name} still runs long after the load ended")
                 time.sleep(1)
             text = self.kubectl.run("logs", self.pod, "-c", CONTAINER, timeout=120)
         finally:

@@ -99,5 +99,8 @@ class PhaseLedger:
             "file": FILE if (self.out / FILE).exists() else None,
         }
         rec = record.build(self.ops, results, promise, self.why_not, about)
-        log(f"ledger: {record.summary(rec)}")
+        acked = rec["acknowledged_writes"] + rec["acknowledged_deletes"]
+        stale = "" if rec["stale_reads"] is None else f", {rec['stale_reads']} of {rec['reads_checked']} reads stale"
+        proven = "" if rec["checked"] else f"; not proven: {rec['why_not_checked']}"
+        log(f"ledger: {len(self.ops)} operations, {rec['lost']} of {acked} acknowledged writes and deletes lost{stale}{proven}")
         return rec

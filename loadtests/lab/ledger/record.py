@@ -62,6 +62,8 @@ def build(ops: list[Op], results: list[KeyResult] | None, promise: bool | None, 
             f"(key {unreadable[0].key}: {unreadable[0].found})"
         )
     keyed = by_key(ops)
+    # Without operations there is no history to check, whatever the replicas promise.
+    promise = promise and bool(ops)
     reads_checked, stale = history(ops) if promise else (0, [])
     return {
         "acknowledged_writes": counts[(PUT, OK)],
@@ -77,21 +79,3 @@ def build(ops: list[Op], results: list[KeyResult] | None, promise: bool | None, 
         "operations": {k: {o: counts[(k, o)] for o in OUTCOMES} for k in KINDS},
         **about,
     }
-
-
-def summary(rec: dict) -> str:
-    """The record in one line, for the log and the report's findings."""
-    acked = rec["acknowledged_writes"] + rec["acknowledged_deletes"]
-    ops = sum(sum(v.values()) for v in rec["operations"].values())
-    text = (
-        f"{ops} operations, {rec['acknowledged_writes']} writes and {rec['acknowledged_deletes']} deletes acknowledged"
-    )
-    if rec["keys_checked"] or rec["checked"]:
-        text += f"; read back {rec['keys_checked']} keys at their replicas: {rec['lost']} of {acked} acknowledged lost"
-    if rec["stale_reads"] is not None:
-        text += f"; {rec['stale_reads']} of {rec['reads_checked']} reads stale"
-    elif ops:
-        text += f"; no stale-read check (replicas {rec.get('replicas') or 'default'} do not promise the last write)"
-    if not rec["checked"]:
-        text += f"; not checked: {rec['why_not_checked']}"
-    return text

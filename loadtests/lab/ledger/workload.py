@@ -13,10 +13,10 @@ import random
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from urllib.parse import quote, urlparse
 
-from .history import DELETE, GET, PUT, Op, key_name, read_outcome, seq_in, value_of, write_outcome
+from .history import DELETE, GET, PUT, UNCERTAIN, Op, key_name, read_outcome, seq_in, value_of, write_outcome
 
 # Operations in this proportion: enough reads for the history check, enough deletes to test them.
 MIX = ((PUT, 0.5), (GET, 0.3), (DELETE, 0.2))
@@ -97,7 +97,8 @@ def _error(e: BaseException) -> str:
 
 class Workload:
     """start(t0) runs the threads from t0 (a time.monotonic() value) until stop(), which returns the
-    operations, their times counted from t0."""
+    operations, their times counted from t0. An operation is recorded when it is sent: one still
+    unanswered when the threads are given up on is uncertain."""
 
     def __init__(self, plan: Plan, targets: list[str], clock: Callable[[], float] = time.monotonic):
         if not targets:
@@ -106,12 +107,15 @@ class Workload:
         self.targets = targets
         self.clock = clock
         self.ops: list[Op] = []
+        self._pending: dict[int, Op] = {}
+        self._t0 = 0.0
         self._seq = itertools.count(1)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
 
     def start(self, t0: float) -> Workload:
+        self._t0 = t0
         n = self.plan.threads()
         for w in range(n):
             t = threading.Thread(target=self._run, args=(w, n, t0), name=f"ledger-{w}", daemon=True)
@@ -123,8 +127,9 @@ class Workload:
         self._stop.set()
         for t in self._threads:
             t.join(timeout=self.plan.timeout_s * 2 + 5)
+        given_up = self.clock() - self._t0
         with self._lock:
-            return list(self.ops)
+            return self.ops + [replace(o, completed=given_up) for o in self._pending.values()]
 
     def abandon(self) -> None:
         self.stop()
@@ -141,24 +146,27 @@ class Workload:
             while not self._stop.wait(max(0.0, due - self.clock())):
                 # Paced, never in bursts: a thread that fell behind (a request that timed out) goes on from now.
                 due = max(due + interval, self.clock())
-                op = self.one(client, rng.choice(self.targets), rng.choice(keys), rng.choices(kinds, weights)[0], t0)
-                with self._lock:
-                    self.ops.append(op)
+                self.one(client, rng.choice(self.targets), rng.choice(keys), rng.choices(kinds, weights)[0], t0)
         finally:
             client.close()
 
     def one(self, client: Client, target: str, key: str, kind: str, t0: float) -> Op:
         """One operation on key through target, recorded."""
+        invoked = self.clock() - t0
         with self._lock:
             seq = next(self._seq)
+            self._pending[seq] = Op(seq, key, kind, invoked, invoked, UNCERTAIN, "no answer when the ledger stopped")
         body = value_of(self.plan.tag, key, seq) if kind == PUT else None
         method = {PUT: "PUT", DELETE: "DELETE", GET: "GET"}[kind]
-        invoked = self.clock() - t0
         status, data, sent, error = client.send(target, method, self.plan.path(key), body)
         completed = self.clock() - t0
         said = str(status) if status is not None else error
         if kind == GET:
-            outcome = read_outcome(status)
             saw = seq_in(self.plan.tag, key, data) if status == 200 else None
-            return Op(seq, key, kind, invoked, completed, outcome, said, saw)
-        return Op(seq, key, kind, invoked, completed, write_outcome(status, sent), said)
+            op = Op(seq, key, kind, invoked, completed, read_outcome(status), said, saw)
+        else:
+            op = Op(seq, key, kind, invoked, completed, write_outcome(status, sent), said)
+        with self._lock:
+            del self._pending[seq]
+            self.ops.append(op)
+        return op

@@ -33,6 +33,8 @@ def sentence(label: str, rec: dict) -> str:
         text += f"; {fmt.rate(rec['stale_reads'])} of {fmt.rate(rec['reads_checked'])} reads stale"
         if rec["stale_reads"]:
             text += f" ({_first(rec['stale_examples'])})"
+    elif ops:
+        text += f"; its reads were not checked for staleness: replicas {rec.get('replicas')} do not promise the last write"
     return text + "."
 
 

@@ -5,8 +5,9 @@ against a stand-in cluster that keeps its writes, and against ones that lose the
 from __future__ import annotations
 
 import json
-import math
+import socket
 import tempfile
+import threading
 import time
 import unittest
 from pathlib import Path
@@ -17,10 +18,9 @@ from lab.faults import Launch
 from lab.ledger import PhaseLedger, check, history, local, record, replicas
 from lab.ledger.check import ABSENT, TOMBSTONE, UNREADABLE, VALUE, Held
 from lab.ledger.history import DELETE, FAILED, FOREIGN, GET, OK, PUT, UNCERTAIN, Op
-from lab.ledger.workload import Plan
+from lab.ledger.workload import Client, Plan, Workload
 from lab.tests.fakekvlab import FakeCluster
 
-INF = math.inf
 
 
 def op(seq: int, kind: str, invoked: float, completed: float, outcome: str = OK, saw: int | None = None, key: str = "k") -> Op:
@@ -220,7 +220,6 @@ class RecordTest(unittest.TestCase):
                           "found": "n0: put #1"}, rec["lost_examples"][0])
         self.assertEqual((1, 1), (rec["reads_checked"], rec["stale_reads"]))
         self.assertEqual({"ok": 2, "failed": 0, "uncertain": 1}, rec["operations"][PUT])
-        self.assertIn("1 of 3 acknowledged lost", record.summary(rec))
 
     def test_no_history_check_without_the_promise_and_unread_keys_leave_it_unchecked(self):
         ops = [op(1, PUT, 0, 1), op(2, GET, 2, 3, saw=None)]
@@ -237,6 +236,44 @@ class RecordTest(unittest.TestCase):
 
 def judged_of(key: str, ops: list[Op], *held: Held) -> check.KeyResult:
     return check.judge_key(key, [o for o in ops if o.key == key], {f"n{i}": h for i, h in enumerate(held)})
+
+
+class WorkloadTest(unittest.TestCase):
+    def test_an_operation_still_unanswered_when_the_ledger_stops_is_uncertain(self):
+        # A node that accepts the request and answers one byte at a time, never finishing.
+        server = socket.create_server(("127.0.0.1", 0))
+        self.addCleanup(server.close)
+
+        def trickle():
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(65536)
+                for _ in range(200):
+                    conn.sendall(b"H")
+                    time.sleep(0.05)
+
+        threading.Thread(target=trickle, daemon=True).start()
+        target = f"http://127.0.0.1:{server.getsockname()[1]}"
+        w = Workload(Plan("w", 1, 100, "", 0.3, 1.0), [target]).start(time.monotonic())
+        time.sleep(0.3)
+        ops = w.stop()
+        self.assertEqual(1, len(ops))
+        self.assertEqual((UNCERTAIN, "no answer when the ledger stopped"), (ops[0].outcome, ops[0].status))
+        self.assertGreater(ops[0].completed, ops[0].invoked)
+
+    def test_a_refused_connection_fails_a_timeout_leaves_it_uncertain(self):
+        server = socket.create_server(("127.0.0.1", 0))  # listens, never answers
+        self.addCleanup(server.close)
+        silent = f"http://127.0.0.1:{server.getsockname()[1]}"
+        with socket.create_server(("127.0.0.1", 0)) as closed:
+            refused = f"http://127.0.0.1:{closed.getsockname()[1]}"
+        w = Workload(Plan("w", 1, 100, "", 0.3, 1.0), [silent])
+        timed_out = w.one(Client(0.3), silent, "ledger-w-00000", PUT, time.monotonic())
+        self.assertEqual((UNCERTAIN, "timeout"), (timed_out.outcome, timed_out.status))
+        failed = w.one(Client(0.3), refused, "ledger-w-00000", DELETE, time.monotonic())
+        self.assertEqual((FAILED, "ConnectionRefusedError"), (failed.outcome, failed.status))
+        read = w.one(Client(0.3), silent, "ledger-w-00000", GET, time.monotonic())
+        self.assertEqual(FAILED, read.outcome, "a read that got no answer tells nothing")
 
 
 class SecretTest(unittest.TestCase):
@@ -378,6 +415,10 @@ class ReportTest(unittest.TestCase):
             ledgerview.sentence("faults", kept),
         )
         self.assertIn("1 of them was lost (key a: expected put #2, found n0: put #1)", ledgerview.sentence("faults", lost))
+        weak = record.build([op(1, PUT, 0, 1)], [judged_of("k", [op(1, PUT, 0, 1)], Held(VALUE, 1))], False, None,
+                            {"rate": 50, "keys": 200, "replicas": "1/3"})
+        self.assertTrue(ledgerview.sentence("faults", weak).endswith(
+            "0 of them were lost; its reads were not checked for staleness: replicas 1/3 do not promise the last write."))
         off = record.build([], None, None, "the ledger was off (LEDGER_RATE or LEDGER_KEYS 0)", {"rate": 0, "keys": 200})
         self.assertTrue(ledgerview.sentence("outage", off).endswith("not proven: the ledger was off (LEDGER_RATE or LEDGER_KEYS 0)."))
 

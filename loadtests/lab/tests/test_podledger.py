@@ -10,6 +10,7 @@ import tempfile
 import time
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from lab import profiling
 from lab.k8s import K8sConfig, executor, kubectl, management, podledger
@@ -130,6 +131,16 @@ class JobTest(unittest.TestCase):
             self.assertAlmostEqual(1.0, ops[0].invoked)
             self.assertEqual(LOG, (out / "ledger-k6.log").read_text())
             self.assertEqual(("delete", "job", "kvlab-lab-r1-00-ledger-ab12"), kube.calls[-1][:3])
+
+    def test_a_job_that_does_not_end_proves_nothing(self):
+        kube = JobKubectl()
+        kube.looks["job"] = -10**9  # it never succeeds
+        cluster = k8s_executor(kube, ["kvlab-0"]).ledger()
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(podledger, "JOB_END_SLACK_S", 0):
+            job = cluster.workload(Plan("ab12", 200, 50, "", 0, 0), Path(tmp))
+            with self.assertRaisesRegex(RuntimeError, "still runs long after the load ended"):
+                job.stop()
+        self.assertEqual(("delete", "job", "kvlab-lab-r1-00-ledger-ab12"), kube.calls[-1][:3])
 
     def test_the_k6_and_python_workloads_share_their_proportions_and_key_names(self):
         script = (Path(podledger.__file__).resolve().parents[3] / "loadtests" / "k6" / "ledger.js").read_text()
