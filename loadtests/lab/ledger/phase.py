@@ -3,8 +3,10 @@ before the phase's load, started with it, stopped with it, and after the cluster
 read-back and history check make the phase record's "ledger" (lab.ledger.record). A ledger that
 cannot run or read back says why in its record instead of stopping the run.
 
-An executor offers the ledger through ledger(): an object with workload(plan, out), topology(),
-reader() and close() (lab.ledger.local.LocalCluster, lab.k8s.podledger.PodCluster)."""
+A scenario that breaks something in several steps (a backup, a wipe, a restore) starts it before
+the first and checks once the last has healed. An executor offers the ledger through ledger(): an
+object with workload(plan, out), topology(), reader() and close() (lab.ledger.local.LocalCluster,
+lab.k8s.podledger.PodCluster)."""
 
 from __future__ import annotations
 

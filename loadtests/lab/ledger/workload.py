@@ -56,7 +56,9 @@ class Client:
 
     def send(self, target: str, method: str, path: str, body: bytes | None) -> tuple[int | None, bytes, bool, str]:
         """(status or None, body, whether the request was sent, the error). A connection that the
-        node closed while idle is tried once more on a new one: PUT, DELETE and GET are idempotent."""
+        node closed while idle is tried once more on a new one (PUT, DELETE and GET are
+        idempotent); the request then counts as sent whatever the second try does."""
+        sent = False
         for attempt in (1, 2):
             conn = self.conns.get(target)
             reused = conn is not None
@@ -67,8 +69,9 @@ class Client:
                     conn.connect()
                 except OSError as e:
                     conn.close()
-                    return None, b"", False, _error(e)
+                    return None, b"", sent, _error(e)
                 self.conns[target] = conn
+            sent = True
             try:
                 conn.request(method, path, body=body)
                 r = conn.getresponse()
@@ -78,7 +81,7 @@ class Client:
                 stale = isinstance(e, (http.client.RemoteDisconnected, ConnectionResetError, BrokenPipeError))
                 if reused and stale and attempt == 1:
                     continue
-                return None, b"", True, _error(e)
+                return None, b"", sent, _error(e)
             if r.will_close:
                 self.close(target)
             return r.status, data, True, ""

@@ -276,6 +276,30 @@ class WorkloadTest(unittest.TestCase):
         self.assertEqual(FAILED, read.outcome, "a read that got no answer tells nothing")
 
 
+    def test_a_request_tried_again_on_a_new_connection_counts_as_sent(self):
+        # The node answers once on a kept-alive connection, then closes it and is gone: the second
+        # request fails on the old connection (it may have been read), then on a refused new one.
+        server = socket.create_server(("127.0.0.1", 0))
+        target = f"http://127.0.0.1:{server.getsockname()[1]}"
+
+        def once():
+            conn, _ = server.accept()
+            conn.recv(65536)
+            conn.sendall(b"HTTP/1.1 201 Created\r\nContent-Length: 0\r\n\r\n")
+            time.sleep(0.2)
+            conn.close()
+            server.close()
+
+        t = threading.Thread(target=once, daemon=True)
+        t.start()
+        client = Client(1.0)
+        self.assertEqual((201, b"", True, ""), client.send(target, "PUT", "/v0/entity?id=a", b"v"))
+        t.join()
+        status, _, sent, error = client.send(target, "PUT", "/v0/entity?id=a", b"v")
+        self.assertEqual((None, True, "ConnectionRefusedError"), (status, sent, error))
+        self.assertEqual(UNCERTAIN, history.write_outcome(status, sent))
+
+
 class SecretTest(unittest.TestCase):
     def test_the_secret_the_node_was_started_with(self):
         with tempfile.TemporaryDirectory() as tmp:
