@@ -110,9 +110,12 @@ def stale_reads(ops: list[Op]) -> tuple[int, list[tuple[Op, list[Op]]]]:
     return len(reads), stale
 
 
-def describe(writes: list[Op], never: bool) -> str:
-    """What a read or a replica could have shown, in words: "put #41 or delete #44"."""
-    options = [f"{w.kind} #{w.seq}" for w in writes]
+def describe(writes: list[Op], never: bool, most: int = 6) -> str:
+    """What a read or a replica could have shown, in words: "put #41 or delete #44" (the last
+    `most` writes, and how many earlier ones, that an uncertain write's outcome keeps possible)."""
+    options = [f"{w.kind} #{w.seq}" for w in writes[-most:]]
+    if len(writes) > most:
+        options.insert(0, f"{len(writes) - most} earlier writes")
     if never:
         options.append("nothing")
     return " or ".join(options) or "nothing"

@@ -163,6 +163,13 @@ class FinalStateTest(unittest.TestCase):
         self.assertEqual("lost", judged([op(1, PUT, 0, 1)], Held(VALUE, FOREIGN)).status)
         self.assertIn("a value the ledger did not write", judged([op(1, PUT, 0, 1)], Held(VALUE, FOREIGN)).found)
 
+    def test_what_a_key_could_hold_is_said_in_a_few_words(self):
+        ops = [op(i, PUT, i, i + 0.5, UNCERTAIN) for i in range(1, 10)] + [op(10, DELETE, 10, 11)]
+        writes, _ = check.possible(ops)
+        self.assertEqual("4 earlier writes or put #5 or put #6 or put #7 or put #8 or put #9 or delete #10",
+                         check.describe(writes, False))
+        self.assertEqual("put #1 or nothing", check.describe(writes[:1], True))
+
     def test_an_unreadable_replica_leaves_the_key_unproven_not_lost(self):
         r = judged([op(1, PUT, 0, 1)], Held(VALUE, 1), Held(UNREADABLE, detail="timeout"))
         self.assertEqual("unreadable", r.status)
