@@ -1,8 +1,11 @@
 """What the ledger's history allows the cluster to hold, and whether it does: pure functions over the
 operations of one key (lab.ledger.history) and what its replicas hold after the cluster healed.
 
-Each key is a register. A write W is superseded once an acknowledged write began after W ended; an
-uncertain write never ends (it may land any time later), a failed one never happened. So:
+Each key is a register. A write W is superseded once an acknowledged write began after W ended. An
+uncertain write that got no answer (a timeout, a lost connection) never ends: a node may take it up
+any time later, a paused one when it resumes, and version it after writes acknowledged meanwhile.
+One answered 5xx ends with its answer: its coordinator versioned it before answering, so a write
+sent after that answer is newer. A failed write never happened. So:
   - a read that began at b and ended at e may return any write invoked before e that no write
     acknowledged before b supersedes, or nothing (404) when such a write is a delete, or when no
     write was acknowledged before b (the key was never written);
@@ -51,7 +54,8 @@ class KeyResult:
 
 
 def _end(op: Op) -> float:
-    return math.inf if op.outcome == UNCERTAIN else op.completed
+    """When a write was versioned at the latest: its answer, or never for one without an answer."""
+    return math.inf if op.outcome == UNCERTAIN and not op.status.isdigit() else op.completed
 
 
 def possible(ops: list[Op], began: float = math.inf, ended: float = math.inf) -> tuple[list[Op], bool]:

@@ -5,9 +5,10 @@ replica's record, shows which write it holds. An operation's outcome is one of:
   - ok: acknowledged (PUT 201, DELETE 202, GET 200 or 404);
   - failed: certainly not applied (a 4xx answer, or no connection made: nothing was sent);
   - uncertain: may or may not have been applied (a timeout, a 5xx such as 504 "fewer than ack
-    replicas answered" or 503 "a replica was overloaded", a connection lost after the send). Such a
-    write may even land later than writes acknowledged after it (a paused node processes what
-    queued up when it resumes), so it is never counted lost when missing, nor stale when present.
+    replicas answered" or 503 "a replica was overloaded", a connection lost after the send), so it
+    is never counted lost when missing, nor stale when present. One without an answer may even land
+    later than writes acknowledged after it (a paused node processes what queued up when it
+    resumes); lab.ledger.check says which states that leaves possible.
 Times are seconds from the start of the phase's load, on one clock per history."""
 
 from __future__ import annotations

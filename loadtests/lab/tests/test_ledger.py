@@ -24,7 +24,8 @@ from lab.tests.fakekvlab import FakeCluster
 
 
 def op(seq: int, kind: str, invoked: float, completed: float, outcome: str = OK, saw: int | None = None, key: str = "k") -> Op:
-    return Op(seq, key, kind, invoked, completed, outcome, "", saw)
+    """An operation; an uncertain one timed out (no answer)."""
+    return Op(seq, key, kind, invoked, completed, outcome, "timeout" if outcome == UNCERTAIN else "", saw)
 
 
 def judged(ops: list[Op], *held: Held) -> check.KeyResult:
@@ -152,6 +153,15 @@ class FinalStateTest(unittest.TestCase):
         # the node resumes and applies the first one with a newer version.
         ops = [op(1, PUT, 0, 1, UNCERTAIN), op(2, PUT, 2, 3)]
         self.assertEqual("kept", judged(ops, Held(VALUE, 1), Held(VALUE, 1)).status)
+
+    def test_a_write_answered_5xx_before_the_last_acknowledged_one_cannot_win(self):
+        # Its coordinator versioned it before answering: the write acknowledged after is newer.
+        answered = Op(1, "k", PUT, 0, 1, UNCERTAIN, "504")
+        r = judged([answered, op(2, PUT, 2, 3)], Held(VALUE, 1), Held(VALUE, 2))
+        self.assertEqual("lost", r.status)
+        silent = Op(1, "k", PUT, 0, 1, UNCERTAIN, "timeout")
+        self.assertEqual("kept", judged([silent, op(2, PUT, 2, 3)], Held(VALUE, 1), Held(VALUE, 1)).status)
+        self.assertEqual("kept", judged([op(1, PUT, 0, 1), Op(2, "k", PUT, 2, 3, UNCERTAIN, "504")], Held(VALUE, 2)).status)
 
     def test_an_acknowledged_write_superseded_by_a_later_one_must_not_come_back(self):
         ops = [op(1, PUT, 0, 1), op(2, DELETE, 2, 3), op(3, PUT, 4, 5)]
@@ -345,11 +355,12 @@ class WholeLedgerTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def ledger(self, replicas_: str = "", after=lambda: None, cluster=None) -> dict:
-        """The ledger at 300 operations/s on 24 keys until it sent 240 (however busy the machine);
-        after() runs before the read-back."""
+        """The ledger at 300 operations/s on 24 keys until it sent 240 (however busy the machine),
+        each given up on after 10 s: no answer is uncertain, so the keys lost are exactly those
+        computed here; after() runs before the read-back."""
         cluster = cluster or FakeLocalCluster(self.fake)
         executor = mock.Mock(nodes=self.fake.nodes, ledger=lambda: cluster)
-        led = PhaseLedger(executor, Plan("t1", 24, 300, replicas_, 2.0, 1.0), self.out, len(self.fake.nodes))
+        led = PhaseLedger(executor, Plan("t1", 24, 300, replicas_, 10.0, 1.0), self.out, len(self.fake.nodes))
         led.start(time.monotonic())
         deadline = time.monotonic() + 30
         while len(led.workload.ops) < 240 and time.monotonic() < deadline:

@@ -188,7 +188,7 @@ class PodReadBackTest(unittest.TestCase):
         self.tmp.cleanup()
 
     def test_the_pods_are_read_in_place_and_what_they_lost_is_found(self):
-        ops = Workload(Plan("pods", 12, 200, "", 2.0, 1.0), self.fake.targets).start(time.monotonic())
+        ops = Workload(Plan("pods", 12, 200, "", 10.0, 1.0), self.fake.targets).start(time.monotonic())
         time.sleep(0.8)
         ops = ops.stop()
         cluster = self.ex.ledger()
@@ -208,7 +208,7 @@ class PodReadBackTest(unittest.TestCase):
         cluster.close()
 
     def test_a_pod_holds_values_and_tombstones_as_its_records_say(self):
-        ops = Workload(Plan("pods", 4, 200, "", 2.0, 1.0), self.fake.targets).start(time.monotonic())
+        ops = Workload(Plan("pods", 4, 200, "", 10.0, 1.0), self.fake.targets).start(time.monotonic())
         time.sleep(0.5)
         ops = ops.stop()
         cluster = self.ex.ledger()
