@@ -12,7 +12,8 @@ flame graphs that were really written, and no differential graph the report does
 time-series figure for every phase that recorded a time series; the saturation curve when a search
 ran; when the healing counters of two nodes or more were read, a healing table with a row per phase
 (or the line that says no phase needed healing), and for an outage phase hints written and replayed
-and a cluster that healed; a comparison section; and a self-contained report.html, the Markdown
+and a cluster that healed; for every phase that broke something, a ledger that read every
+acknowledged write back and lost none; a comparison section; and a self-contained report.html, the Markdown
 rendered (no list left as text), with the plots embedded.
 
 It also checks the conclusion (conclusion.md, and the lab's draft conclusion.draft.md) against the run's
@@ -27,7 +28,7 @@ from pathlib import Path
 
 from . import checkverdict, healing
 from .conclusions import verify
-from .report import flames, timeline, views
+from .report import flames, ledgerview, timeline, views
 from .results import is_measured
 
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
@@ -106,6 +107,7 @@ def problems(run_dir: Path) -> list[str]:
     found.extend(contents_problems(md, html))
     found.extend(figure_problems(run_dir, run, md))
     found.extend(healing_problems(run, md))
+    found.extend(ledgerview.problems(run, md))
     found.extend(scale_problems(run_dir, run, md))
 
     if re.search(r"<(img|script|link)[^>]+(src|href)=\"https?://", html):

@@ -8,8 +8,8 @@ below it: a run tests for one with isinstance before it asks for it (a phase wit
 MakesFaults, the nodes' time series ReadsNodeMetrics). An executor names the capabilities it has
 by subclassing them; their methods are abstract, so a missing one stops it from being made.
 
-    LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNodeMetrics)
-    K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics)
+    LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNodeMetrics, RunsLedger)
+    K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics, RunsLedger)
 """
 
 from __future__ import annotations
@@ -125,3 +125,14 @@ class ReadsNodeMetrics(Protocol):
         """Every node's page now, by node name: parsed (lab.promtext.parse), or a string that says
         why it could not be read. Called once a second during every phase: it returns within about
         nodeseries.SCRAPE_TIMEOUT_S whatever the nodes do and raises for no single node's failure."""
+
+
+@runtime_checkable
+class RunsLedger(Protocol):
+    """Runs the ledger of a phase that breaks something (lab.ledger): its workload beside the load,
+    and each replica's own records read back after."""
+
+    @abstractmethod
+    def ledger(self):
+        """The ledger's way to the nodes: an object with workload(plan, out), topology(), reader()
+        and close() (lab.ledger.local.LocalCluster, lab.k8s.podledger.PodCluster)."""

@@ -14,7 +14,7 @@ from urllib.parse import urlparse
 import psutil
 
 from . import envinfo, faults, healing, isolation, load, nodeseries, profiling, promtext
-from .executor import CleansFaults, Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics
+from .executor import CleansFaults, Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics, RunsLedger
 from .load import LoadSpec, log
 from .settings import RunConfig
 
@@ -43,7 +43,7 @@ def nodes_of(cfg: RunConfig) -> list[profiling.Node]:
     return [profiling.Node(f"n{i}", pid, cfg.targets[i] if same else "") for i, pid in enumerate(cfg.pids)]
 
 
-class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNodeMetrics):
+class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNodeMetrics, RunsLedger):
     """Load generators and profilers as processes on this machine, nodes by PID."""
 
     name = "local"
@@ -135,6 +135,12 @@ class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNode
             Path(self.cfg.pid_files[index]).write_text(f"{pid}\n")
         else:
             log(f"no pid file of node {node.name} (--pid-files): stop pid {pid} yourself when done")
+
+    def ledger(self):
+        """The ledger's way to the nodes (lab.ledger.local): its threads here, each replica read over HTTP."""
+        from .ledger.local import LocalCluster
+
+        return LocalCluster(self.cfg.targets, self.cfg.pids)
 
     def clean_faults(self) -> None:
         """Removes what a killed run may have left of a cut-off on these nodes' ports."""

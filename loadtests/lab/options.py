@@ -84,6 +84,10 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--heal-timeout", type=duration, default=D.heal_timeout_s,
                    help="after an outage phase, how long to wait for the hints to be replayed and a repair round "
                    f"between every two nodes ({D.heal_timeout_s}s)")
+    p.add_argument("--ledger-rate", type=int, default=D.ledger_rate,
+                   help="phases that break something (faults, outage): operations a second of the ledger, whose every "
+                   f"acknowledged write is read back at its replicas once the cluster healed; 0 for none ({D.ledger_rate})")
+    p.add_argument("--ledger-keys", type=int, default=D.ledger_keys, help=f"keys of the ledger's own ({D.ledger_keys})")
     p.add_argument("--fill-vus", type=int, default=D.fill_vus, help=f"fill: k6 VUs ({D.fill_vus})")
     p.add_argument("--batch", type=int, default=D.batch, help=f"fill: requests in flight per VU ({D.batch})")
     p.add_argument("--fill-max-duration", type=duration, default=D.fill_timeout_s,
@@ -163,6 +167,8 @@ def run_config(a: argparse.Namespace, phases: list[str]) -> RunConfig:
         reports_dir=a.reports_dir,
         compare=a.compare,
         heal_timeout_s=a.heal_timeout,
+        ledger_rate=a.ledger_rate,
+        ledger_keys=a.ledger_keys,
         pid_files=getattr(a, "pid_files", []),
     )
 

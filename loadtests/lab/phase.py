@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Protocol
 from . import healing, load, profiling, recovery, timeseries, tools
 from .executor import Prepared
 from .faults import ScheduledFault
+from .ledger import companion as ledger_companion
 from .load import LoadSpec, log
 from .nodeseries import Sampler
 from .results import worst
@@ -25,19 +26,23 @@ if TYPE_CHECKING:
 
 class Companion(Protocol):
     """Runs beside a phase's load: start() when the load starts (t0, a time.monotonic() value),
-    stop() when it has ended, whatever happened (never raises), finish() once the cluster has healed
-    after the phase's faults, with the phase's record to add its fields to (before it is saved)."""
+    stop() when it has ended, whatever happened (never raises), abandon() before stop() when the
+    phase failed and leaves no record, finish() once the cluster has healed after the phase's
+    faults, with the phase's record to add its fields to (before it is saved)."""
 
     def start(self, t0: float) -> None: ...
 
     def stop(self) -> None: ...
 
+    def abandon(self) -> None: ...
+
     def finish(self, record: dict) -> None: ...
 
 
-# Asked by every phase for its companion: (the run, the phase's spec, the faults it carries: none
-# for most phases) -> a Companion, or None. A module that adds one appends its factory here.
-COMPANIONS: list[Callable[[Run, LoadSpec, list[ScheduledFault]], Companion | None]] = []
+# Asked by every phase for its companions: the phase (its run, spec, faults and directory) -> a
+# Companion, or None to stay out of it. The ledger: every acknowledged write of a phase that breaks
+# something is read back once the cluster healed.
+COMPANIONS: list[Callable[[Phase], Companion | None]] = [ledger_companion]
 
 
 class Phase:
@@ -64,7 +69,7 @@ class Phase:
     def execute(self) -> dict:
         self.announce()
         heal_before = self.run.heal_sample()
-        companions = [c for make in COMPANIONS if (c := make(self.run, self.spec, self.faults)) is not None]
+        companions = [c for make in COMPANIONS if (c := make(self)) is not None]
         prepared = self.executor.prepare(self.spec, self.out, self.label)
         pr, prof, sampler = self.load(prepared, companions)
         heal = self.heal()
@@ -105,6 +110,8 @@ class Phase:
         except BaseException:
             if prof:
                 prof.stop()
+            for c in companions:
+                c.abandon()
             raise
         finally:
             # Whatever happened, no node is left paused, dead or cut off.

@@ -69,6 +69,8 @@ class RunConfig:
     reports_dir: Path = tools.ROOT / "reports"
     compare: Path | None = None
     heal_timeout_s: int = defaults.seconds("HEAL_TIMEOUT")
+    ledger_rate: int = defaults.integer("LEDGER_RATE")
+    ledger_keys: int = defaults.integer("LEDGER_KEYS")
     # The short saturation search after the phases: its Saturation, None for none.
     search: Saturation | None = None
     # Files that hold the nodes' pids, in --pids' order (scripts/local-cluster.sh's): a node the lab

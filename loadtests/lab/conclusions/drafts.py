@@ -161,10 +161,7 @@ def scale(run: dict, phases: list[Phase]) -> list[str]:
     extra = f"; memory limit {mem.get('limit', '?')} ({'enforced' if mem.get('enforced') else 'not enforced'})"
     if mem.get("java_options"):
         extra += f", Java options `{mem['java_options']}`"
-    targets = "\n".join(
-        f"- {c['target']}: {'–' if c['met'] is None else 'met' if c['met'] else 'missed'} ({c['detail']})."
-        for c in view["checks"]
-    )
+    targets = _verdict_rows(run)
     sizes = []
     for r in view["rows"]:
         parts = [f"- **{fmt.rate(r['keys'])} keys**:"]
@@ -177,7 +174,7 @@ def scale(run: dict, phases: list[Phase]) -> list[str]:
     measured = [p for p in phases if p.measured]
     return [
         what_was_run(run, measured, extra),
-        "**Targets.**\n\n" + targets,
+        "**Targets.**\n\n" + targets if targets else "",
         "**Per size.**\n\n" + "\n".join(sizes),
         _phase_list("Phase by phase.", measured),
     ]

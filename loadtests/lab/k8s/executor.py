@@ -18,6 +18,8 @@ through their async-profiler sidecar; the same scenarios, results and report as 
 - CPU (lab.k8s.cpu): each kvlab container's cgroup CPU time before and after the phase, each load
   generator's CPU from bash's `times` in its pod.
 - The pods' management ports (lab.k8s.management): Prometheus pages, healing counters, repair.
+- The ledger of a phase with faults (lab.k8s.podledger): a one-pod k6 Job, each pod's records read
+  in place.
 - Faults (lab.k8s.podfaults): a pod's JVM paused or killed. It has no CleansFaults: a run ends
   every fault it made (close()), and a JVM that a killed run left stopped is restarted by its
   liveness probe.
@@ -33,7 +35,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import healing, load, nodeseries, procstat, profiling, promtext
-from ..executor import Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics
+from ..executor import Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics, RunsLedger
 from ..faults import ScheduledFault
 from ..load import LoadSpec, log
 from ..loadseries import Samples
@@ -49,7 +51,7 @@ from .podprofiling import PodProfiling
 from .release import Release
 
 
-class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics):
+class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics, RunsLedger):
     """The phases as Jobs in a namespace of the cluster, against a release of the chart."""
 
     name = "k8s"
@@ -211,6 +213,18 @@ class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics):
             sampler=lambda _: self.heal_sample(),
             repairer=repair,
             reader=status,
+        )
+
+    # ---- the ledger
+
+    def ledger(self):
+        """The ledger's way into the release (lab.k8s.podledger): a one-pod k6 Job beside the load, and
+        each pod's own records read inside it."""
+        from .podledger import PodCluster
+
+        return PodCluster(
+            self.kubectl, self.management, self.target, self.jobs.ledger_job_name, self.jobs.ledger_manifest,
+            self.k.start_timeout_s,
         )
 
     # ---- faults

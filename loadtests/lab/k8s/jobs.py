@@ -58,6 +58,20 @@ class Jobs:
         self.kubectl.run("apply", "-f", "-", stdin=json.dumps(manifest))
         self.configmap = name
 
+    def ledger_job_name(self, tag: str) -> str:
+        """The name of a phase's ledger Job (lab.k8s.podledger)."""
+        return job_name(self.k.release, self.run_id, 0, f"ledger-{tag}")
+
+    def ledger_manifest(self, name: str, argv: list[str], env: dict[str, str], deadline_s: int) -> dict:
+        """A phase's ledger Job: one k6 pod with the run's scripts, made as the load generators are."""
+        from .podledger import CONTAINER
+
+        self._ensure_configmap()
+        return job_manifest(
+            name, self.k.namespace, labels(self.k.release, self.run_id, "ledger"), CONTAINER, self.k.k6_image,
+            argv, env, 1, deadline_s, self.k6_resources, self.configmap, self.items, self.k.ttl_s,
+        )
+
     def create(self, spec: LoadSpec, out: Path, label: str) -> PhaseJob:
         """The phase's Job, its manifest written to out/job.json and applied."""
         self._ensure_configmap()

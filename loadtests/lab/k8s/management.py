@@ -42,8 +42,10 @@ class Channel:
         container: str = "kvlab",
         retry_s: float = 3.0,
         clock: Callable[[], float] = time.monotonic,
+        loop: str = LOOP,
     ):
         self.kubectl = kubectl
+        self.loop = loop  # the shell loop that answers: LOOP, or another one of its protocol
         self.pod = pod
         self.container = container
         self.retry_s = retry_s
@@ -109,7 +111,7 @@ class Channel:
                 return self._proc
             if self.clock() - self._started < self.retry_s:
                 raise RuntimeError(f"{self.pod}: {self._ended or 'not started'}")
-            argv = self.kubectl.argv("exec", "-i", self.pod, "-c", self.container, "--", "sh", "-c", LOOP)
+            argv = self.kubectl.argv("exec", "-i", self.pod, "-c", self.container, "--", "sh", "-c", self.loop)
             self._started = self.clock()
             self.starts += 1
             try:

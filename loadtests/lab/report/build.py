@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import conclusions, tools
 from ..conclusions import files as conclusion_files
-from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, seriesplot, verdicts, views
+from . import findings, flames, headline, ledgerview, plots, render, runs, scaleplots, scaleview, seriesplot, verdicts, views
 
 KINDS = {
     "phases": "Fixed-rate phases",
@@ -132,6 +132,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "findings": findings.findings(run, phase_views, {"saturation": search}),
         "tool_notes": findings.tool_notes(run, phase_views),
         "has_healing": any(v["healing"] for v in phase_views),
+        "ledgers": ledgerview.views(run),
         "conclusion": conclusion,
         "conclusion_draft": conclusion_draft,
         "all_commands": all_commands,

@@ -5,7 +5,9 @@ from conclusion.md."""
 
 from __future__ import annotations
 
-from . import flames, fmt, timeline
+import math
+
+from . import flames, fmt, ledgerview, timeline
 
 
 def phase_sentence(v: dict, slo) -> str:
@@ -148,6 +150,7 @@ def findings(run: dict, views: list[dict], verdict: dict) -> list[str]:
         for left in run["config"].get("faults_left_out") or []
     )
     out.extend(healing_findings(views))
+    out.extend(ledgerview.findings(run))
     out.extend(monitor_findings(views))
     out.extend(sample_findings(views))
     warmups = sum(v["warmup"] for v in views)

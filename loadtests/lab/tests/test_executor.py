@@ -86,6 +86,9 @@ class Watcher:
     def stop(self):
         self.calls.append("stop")
 
+    def abandon(self):
+        self.calls.append("abandon")
+
     def finish(self, record):
         record["watched"] = {"faults": len(self.faults), "calls": list(self.calls)}
         self.calls.append("finish")
@@ -95,10 +98,10 @@ class CompanionTest(unittest.TestCase):
     def test_a_companion_runs_beside_the_phases_it_asks_for_and_adds_to_their_record(self):
         made = []
 
-        def factory(run, spec, faults):
-            if spec.scenario == "fill":
+        def factory(phase_):
+            if phase_.spec.scenario == "fill":
                 return None
-            made.append(Watcher(faults))
+            made.append(Watcher(phase_.faults))
             return made[-1]
 
         with tempfile.TemporaryDirectory() as tmp, mock.patch.object(phase, "COMPANIONS", [factory]):
