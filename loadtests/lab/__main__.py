@@ -3,6 +3,7 @@
     python -m lab run       --targets URL,... --pids PID,... [--phases fill,put,get,mixed] [--rate N] ...
     python -m lab saturate  --targets URL,... --pids PID,... [--scenario get] [--start-rate N] ...
     python -m lab faults    --targets URL,... --pids PID,... [--faults kill@20+15,pause@70+15,...] ...
+    python -m lab soak      --targets URL,... --pids PID,... [--soak-duration 30m] [--soak-rate search|N|RUN_DIR] ...
     python -m lab hotpath   [--tool k6|wrk] [--duration 30] ...
     python -m lab scale     [--sizes 100k,1M,10M] [--rate 10000] [--memory-limit helm|none|2Gi] ...
     python -m lab report    RUN_DIR [--compare OTHER_RUN_DIR]
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 from urllib.parse import urlparse
 
-from . import check, defaults, faults, isolation, replication_cost, runner
+from . import check, defaults, faults, isolation, replication_cost, runner, soak
 
 # Every option's default: defaults.env, through the run's settings.
 D = runner.RunConfig(targets=[], pids=[])
@@ -314,11 +315,13 @@ def main(argv: list[str]) -> int:
     )
     _search(p_run, "after the phases, how much can it take: a short saturation search of this load, or none")
     _faults(p_run, shown=False)
+    soak.options(p_run, shown=False)
 
     p_sat = sub.add_parser("saturate", help="step the rate up until the SLO breaks; report the maximum")
     _common(p_sat)
     _search(p_sat, "the load stepped up")
     _faults(p_sat, shown=False)
+    soak.options(p_sat, shown=False)
     p_sat.add_argument("--no-fill", action="store_true", help="the key space is filled already")
 
     p_faults = sub.add_parser(
@@ -328,6 +331,7 @@ def main(argv: list[str]) -> int:
     _common(p_faults)
     _search(p_faults, None)
     _faults(p_faults, shown=True)
+    soak.options(p_faults, shown=False)
     p_faults.add_argument(
         "--pid-files",
         type=lambda s: [Path(x) for x in _list(s)],
@@ -339,6 +343,14 @@ def main(argv: list[str]) -> int:
         "--duration is the faulty phase's, lengthened to end "
         f"{faults.RECOVERY_S} s after the last fault when it leaves less than {faults.MIN_RECOVERY_S} s"
     )
+
+    p_soak = sub.add_parser(
+        "soak", help="fill, warm up, then the mixed load for a long time at a share of the highest rate within the SLO: drift"
+    )
+    _common(p_soak)
+    _search(p_soak, "not used: the search of --soak-rate search loads the soak's mixed load")
+    _faults(p_soak, shown=False)
+    soak.options(p_soak, shown=True)
 
     p_clean = sub.add_parser(
         "cleanup-faults",
@@ -460,6 +472,9 @@ def main(argv: list[str]) -> int:
         cfg = _config(a, ["fill", "mixed"])
         plan = runner.FaultPlan(schedule, a.faults.strip() != faults.DEFAULT_SCHEDULE, a.duration)
         out = runner.run_faults(cfg, plan, _executor(a, cfg))
+    elif a.command == "soak":
+        cfg = _config(a, ["fill", "mixed"])
+        out = soak.run_soak(cfg, soak.plan_of(a), _saturation(a, fill=False), _executor(a, cfg))
     elif a.command == "hotpath":
         from . import hotpath
 
