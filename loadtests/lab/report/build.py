@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from .. import tools
-from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, views
+from . import findings, flames, headline, plots, render, runs, scaleplots, scaleview, soakplots, soakview, views
 
 KINDS = {
     "phases": "Fixed-rate phases",
@@ -13,6 +13,7 @@ KINDS = {
     "faults": "Fault scenario",
     "hotpath": "Hot-path benchmark",
     "scale": "Scale benchmark",
+    "soak": "Soak",
 }
 
 
@@ -94,6 +95,9 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
     scale = scaleview.view(run)
     if scale:
         scaleplots.write(scale, plots_dir)
+    soak = soakview.view(run)
+    if soak:
+        soakplots.write(run, soak, plots_dir)
     verdict = headline.verdict(run, phase_views)
     conclusion_path = run_dir / "conclusion.md"
     all_commands = []
@@ -116,6 +120,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "saturation_points": headline.saturation_points(run) if sat else [],
         "hotpath": run.get("hotpath"),
         "scale": scale,
+        "soak": soak,
         "prev_run": prev_run,
         "prev_rel": (Path("..") / prev_dir.name).as_posix()
         if prev_dir and prev_dir.parent.resolve() == run_dir.parent.resolve()
