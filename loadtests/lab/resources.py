@@ -125,6 +125,19 @@ class PodMemory:
         return out
 
 
+# A pod's page comes through its management channel, which the node sampler may hold for a moment.
+POD_PAGE_TIMEOUT_S = 5.0
+
+
+def page_reader(executor) -> Callable[[], dict] | None:
+    """What reads the nodes' Prometheus pages for this executor; None when it cannot."""
+    if not hasattr(executor, "node_metrics"):
+        return None
+    if executor.name == "k8s":
+        return lambda: executor.node_metrics(timeout=POD_PAGE_TIMEOUT_S)
+    return executor.node_metrics
+
+
 def process_reader(executor):
     """What reads the nodes' memory (and, locally, open files) for this executor."""
     if executor.name == "k8s":

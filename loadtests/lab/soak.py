@@ -107,7 +107,7 @@ def run_soak(cfg: runner.RunConfig, plan: SoakPlan, sat: runner.Saturation, exec
         if given is not None:
             runner.warm_up(run, spec, "mixed")
         log(f"soak: mixed at {rate}/s for {plan.duration_s} s, the nodes' resources every {plan.sample_s} s")
-        sampler = resources.Sampler(getattr(executor, "node_metrics", None), resources.process_reader(executor),
+        sampler = resources.Sampler(resources.page_reader(executor), resources.process_reader(executor),
                                     plan.sample_s, log=log)
         with sampler:
             record = run.phase(spec, LABEL, [])

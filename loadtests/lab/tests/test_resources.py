@@ -103,7 +103,7 @@ class PodMemoryTest(unittest.TestCase):
             ex = pods.executor(["kvlab-0"])
             ex.name = "k8s"
             try:
-                sampler = resources.Sampler(lambda: ex.node_metrics(timeout=5), resources.process_reader(ex), 60)
+                sampler = resources.Sampler(resources.page_reader(ex), resources.process_reader(ex), 60)
                 sampler.sample()
             finally:
                 ex.management.close()
