@@ -234,6 +234,11 @@ class SoakReportTest(unittest.TestCase):
                 self.assertTrue((run_dir / "plots" / f"soak-{name}.png").is_file(), name)
                 self.assertIn(f"(plots/soak-{name}.png)", md)
             self.assertEqual(check.problems(run_dir), [])
+            (run_dir / "plots" / "soak-rss.png").unlink()
+            (run_dir / "report.md").write_text(md.replace("| open files | n0 |", "| files | n0 |"))
+            self.assertIn("the soak's report has no figure of RSS", check.problems(run_dir))
+            (run_dir / "report.md").write_text(md.replace("| open files |", "| files |"))
+            self.assertIn("the soak's drift table has no row of open files", check.problems(run_dir))
 
 
 if __name__ == "__main__":
