@@ -35,7 +35,7 @@ from urllib.parse import urlparse
 from .. import healing, load, nodeseries, procstat, profiling, promtext, tools
 from ..faults import ScheduledFault
 from ..load import LoadSpec, log
-from ..loadseries import K6_CSV_ENV, Samples, k6_output_args
+from ..loadseries import K6_CSV_ENV, K6_SAMPLES_FILE, Samples, k6_output_args
 from ..runner import Prepared, RunConfig
 from . import facts
 from .config import K8sConfig
@@ -364,7 +364,7 @@ class K8sExecutor:
         grace = 60
         if spec.tool == "k6":
             pods = self.k.k6_pods
-            samples = f"{WORK_MOUNT}/samples.csv"
+            samples = f"{WORK_MOUNT}/{K6_SAMPLES_FILE}"
             env = load.k6_env(spec) | K6_CSV_ENV | {
                 "SUMMARY_JSON": f"{WORK_MOUNT}/summary.json",
                 "K6_NO_USAGE_REPORT": "true",

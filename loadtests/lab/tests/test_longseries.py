@@ -140,15 +140,15 @@ class PodSamplesTest(unittest.TestCase):
                     ok = "false" if i % 20 == 0 else "true"
                     lines.append(f"http_reqs,{stamp},1,,,,{ok},,GET,,,default,,200,,,,op=get,")
                     lines.append(f"http_req_duration,{stamp},{1 + i / 1000:.3f},,,,{ok},,GET,,,default,,200,,,,op=get,")
-            (tmp / "k6-output.csv").write_text("\n".join(lines) + "\n")
+            (tmp / "k6-output.csv.gz").write_bytes(gzip.compress(("\n".join(lines) + "\n").encode()))
             k6.write_text(
                 "#!/bin/bash\n"
                 'if [ "$1" = version ]; then echo "k6 v0.0.0 (test)"; exit 0; fi\n'
-                f'cp {tmp / "k6-output.csv"} "$K6_SAMPLES"\n'
+                f'cp {tmp / "k6-output.csv.gz"} "$K6_SAMPLES"\n'
             )
             k6.chmod(0o755)
             env = os.environ | {"PATH": f"{tmp / 'bin'}:{os.environ['PATH']}", "WORK": str(tmp),
-                                "K6_SAMPLES": str(tmp / "samples.csv"), "SAMPLES_MAX_BYTES": "20000"}
+                                "K6_SAMPLES": str(tmp / loadseries.K6_SAMPLES_FILE), "SAMPLES_MAX_BYTES": "20000"}
             p = subprocess.run(["bash", str(manifests.JOB_SH), "k6", "run", "/scripts/k6/mixed.js"], env=env,
                                capture_output=True, text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
@@ -163,6 +163,12 @@ class PodSamplesTest(unittest.TestCase):
         self.assertEqual({s["max_ms"] for s in series.seconds}, {1.2})  # 1.199 rounded up
         self.assertEqual(reader.whole.get_total_count(), 12000)
         self.assertEqual(series.note, loadseries.SUMMED_NOTE)
+
+    def test_a_pods_work_directory_has_room_for_its_phases_samples(self):
+        self.assertEqual(manifests.work_size({"RATE": "1000", "DURATION": "30s"}), "64Mi")
+        self.assertEqual(manifests.work_size({"RATE": "1000", "DURATION": "1800s"}), "220Mi")
+        self.assertEqual(manifests.work_size({"FILL_VUS": "16"}), "64Mi")
+        self.assertEqual(loadseries.K6_SAMPLES_FILE, "k6-samples.csv.gz")  # the pods' k6 gzips as the local one
 
 
 if __name__ == "__main__":
