@@ -6,8 +6,10 @@ them next to the phase's time series as resources.json.
                               kvlab container's anonymous memory from its cgroup's memory.stat
                               (anon; v1: total_rss), the memory RSS counts, without the page cache
                               RocksDB's files fill and the kernel gives back under pressure.
-    open_files                the JVM's open file descriptors. Local: psutil's num_fds; pods: the
-                              node's own count (process_files_open_files on its Prometheus page).
+    open_files                the files the JVM holds open: RocksDB's SST files and logs, its own
+                              logs and jars, not its sockets (their number follows the load
+                              generator's connections). Local: psutil's open_files(); pods: the
+                              JVM's descriptors that link to a file outside /dev, read in the pod.
     heap_after_gc_bytes       the long-lived heap pool (the old generation) after the last GC:
                               jvm_memory_usage_after_gc{area="heap",pool="long-lived"} × its maximum,
                               jvm_gc_max_data_size_bytes; heap_max_bytes is that maximum.
@@ -57,7 +59,6 @@ def page_figures(page: dict[str, float]) -> dict[str, float | None]:
         "heap_max_bytes": heap_max,
         "sst_bytes": promtext.total(page, "kvlab_rocksdb", property="total-sst-files-size"),
         "pending_compaction_bytes": promtext.total(page, "kvlab_rocksdb", property="estimate-pending-compaction-bytes"),
-        "open_files": promtext.total(page, "process_files_open_files"),
     }
 
 
@@ -65,7 +66,7 @@ class LocalProcesses:
     """RSS and open files of local nodes by pid (psutil). nodes: the executor's, whose pid changes
     when the lab starts a killed node again."""
 
-    source = {"rss_bytes": "the process's RSS (psutil)", "open_files": "the process's file descriptors (psutil)"}
+    source = {"rss_bytes": "the process's RSS (psutil)", "open_files": "the process's open files, sockets aside (psutil)"}
 
     def __init__(self, nodes: list):
         self.nodes = nodes
@@ -76,32 +77,43 @@ class LocalProcesses:
             try:
                 p = psutil.Process(n.pid)
                 with p.oneshot():
-                    out[n.name] = {"rss_bytes": float(p.memory_info().rss), "open_files": float(p.num_fds())}
+                    out[n.name] = {"rss_bytes": float(p.memory_info().rss), "open_files": float(len(p.open_files()))}
             except psutil.Error as e:
                 out[n.name] = f"pid {n.pid}: {type(e).__name__} {e}".strip()
         return out
 
 
-# memory.stat of the container's cgroup: v2 at the root of its namespace, else v1's memory controller.
-MEMORY_STAT = "cat /sys/fs/cgroup/memory.stat 2>/dev/null || cat /sys/fs/cgroup/memory/memory.stat"
+# In the kvlab container: its cgroup's memory.stat (v2 at the root of its namespace, else v1's memory
+# controller), then a line with the files the JVM holds open (the pod shares its process namespace
+# with the profiler sidecar: the JVM is found by name, as the sidecar finds it).
+POD_SCRIPT = r"""cat /sys/fs/cgroup/memory.stat 2>/dev/null || cat /sys/fs/cgroup/memory/memory.stat
+for dir in /proc/[0-9]*; do
+  read -r comm 2>/dev/null <"$dir/comm" || continue
+  if [ "$comm" = java ]; then
+    echo "jvm_open_files $(ls -l "$dir/fd" 2>/dev/null | grep ' -> /' | grep -vc ' -> /dev/')"
+    break
+  fi
+done"""
 
 
-def anonymous_bytes(memory_stat: str) -> float:
-    """The anonymous memory of a cgroup's memory.stat: anon (v2), else total_rss or rss (v1)."""
-    fields = dict(line.split(None, 1) for line in memory_stat.splitlines() if len(line.split()) == 2)
-    for key in ("anon", "total_rss", "rss"):
-        if key in fields:
-            return float(fields[key])
-    raise ValueError(f"no anon, total_rss or rss in memory.stat ({memory_stat.strip()[:80]!r})")
+def pod_figures(text: str) -> dict[str, float]:
+    """What POD_SCRIPT printed: the anonymous memory of the cgroup's memory.stat (anon; v1
+    total_rss or rss) and, when it found the JVM, its open files."""
+    fields = dict(line.split(None, 1) for line in text.splitlines() if len(line.split()) == 2)
+    anon = next((float(fields[k]) for k in ("anon", "total_rss", "rss") if k in fields), None)
+    if anon is None:
+        raise ValueError(f"no anon, total_rss or rss in memory.stat ({text.strip()[:80]!r})")
+    files = fields.get("jvm_open_files")
+    return {"rss_bytes": anon} | ({"open_files": float(files)} if files is not None else {})
 
 
 class PodMemory:
-    """The kvlab containers' anonymous memory from their cgroups, one `kubectl exec` per pod and
-    sample (the executor reads the containers' CPU time the same way)."""
+    """The kvlab containers' anonymous memory from their cgroups and the JVM's open files, one
+    `kubectl exec` per pod and sample (the executor reads the containers' CPU time the same way)."""
 
     source = {
         "rss_bytes": "the kvlab container's anonymous memory (cgroup memory.stat: anon, v1 total_rss)",
-        "open_files": "the JVM's own count (process_files_open_files)",
+        "open_files": "the JVM's descriptors that link to a file outside /dev (/proc/PID/fd in the pod)",
     }
 
     def __init__(self, kubectl, pods: list[str], timeout_s: float = 20):
@@ -111,8 +123,8 @@ class PodMemory:
 
     def read(self) -> dict[str, dict[str, float] | str]:
         def one(pod: str) -> dict[str, float]:
-            text = self.kubectl.run("exec", pod, "-c", "kvlab", "--", "sh", "-c", MEMORY_STAT, timeout=self.timeout_s)
-            return {"rss_bytes": anonymous_bytes(text)}
+            text = self.kubectl.run("exec", pod, "-c", "kvlab", "--", "sh", "-c", POD_SCRIPT, timeout=self.timeout_s)
+            return pod_figures(text)
 
         out: dict[str, dict[str, float] | str] = {}
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, len(self.pods))) as pool:
