@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import hdr
+from .report import fmt
 
 MIB = 1 << 20
 WINDOWS_PER_SOAK = 6  # a window is at most this part of the soak
@@ -76,7 +77,7 @@ def show(value: float, unit: str) -> str:
     if unit == "MiB":
         return f"{value / MIB:,.0f}".replace(",", " ") if value >= 10 * MIB else f"{value / MIB:.1f}"
     if unit == "ms":
-        return f"{value:.2f}" if value < 10 else f"{value:.1f}"
+        return fmt.ms(value)
     return f"{value:,.0f}".replace(",", " ")
 
 

@@ -138,7 +138,7 @@ def verdict(run: dict) -> dict:
     rows += drifts
     failed = [row for row in rows if row["status"] == "fail" and row["gate"] != "none"]
     if failed:
-        answer = "No: " + "; ".join(f"{row['check']}: {row['observed']}, {row['target']}" for row in failed) + "."
+        answer = "No: " + "; ".join(f"{row['check']}: {row['observed']} (target {row['target']})" for row in failed) + "."
     else:
         held = [f["tolerance"].title for f, row in zip(d["figures"], drifts) if row["status"] == "pass"]
         answer = (

@@ -109,7 +109,7 @@ class DriftTest(unittest.TestCase):
         for title in ("p99", "RSS", "heap after GC", "open files", "RocksDB disk (SST files)", "pending compaction"):
             self.assertIn(f"{title}: the last 5 min against the first", [r["check"] for r in v["rows"]])
         p99 = rows_by_check(v)["p99"]
-        self.assertEqual((p99["observed"], p99["gate"]), ("4.01 ms → 4.01 ms, +0.00 ms (+0.0 %)", "performance"))
+        self.assertEqual((p99["observed"], p99["gate"]), ("4.01 ms → 4.01 ms, +0.000 ms (+0.0 %)", "performance"))
         self.assertEqual(p99["target"], "≤ 6.02 ms (+50 % of the first window)")
 
     def test_a_leak_fails_the_memory_check_of_the_node_that_leaks(self):
