@@ -151,7 +151,7 @@ def page_reader(executor) -> Callable[[], dict] | None:
 
 
 def process_reader(executor):
-    """What reads the nodes' memory (and, locally, open files) for this executor."""
+    """What reads the nodes' memory and open files for this executor."""
     if executor.name == "k8s":
         return PodMemory(executor.kubectl, [n.name for n in executor.nodes])
     return LocalProcesses(executor.nodes)
@@ -214,9 +214,7 @@ class Sampler:
                 if isinstance(got, str):
                     self.missing.setdefault(name, {}).setdefault(source, got)
                 elif got:
-                    figures = page_figures(got) if source == "page" else got
-                    # The process's own figures win over the page's (psutil's open files locally).
-                    row |= {k: v for k, v in figures.items() if v is not None or row.get(k) is None}
+                    row |= page_figures(got) if source == "page" else got
             track = self.samples.setdefault(name, [])
             if len(track) < MAX_SAMPLES:
                 track.append(row)
