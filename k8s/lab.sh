@@ -11,7 +11,7 @@
 # Environment (mk/k8s.mk exports make's variables): K8S_NAMESPACE (kvlab), RELEASE (kvlab),
 # KUBECTL, HELM, K6_PODS (2), K6_IMAGE, WRK_IMAGE, WRK2_IMAGE (used when the local Docker engine has
 # it), LAB_WRK_IMAGE (this wrk image, whatever exists), K6_RESOURCES, WRK_RESOURCES,
-# SCENARIO (phases | saturation | faults: its schedule comes as --faults among the options),
+# SCENARIO (phases | saturation | faults: its schedule comes as --faults among the options | soak),
 # LAB_UNINSTALL, LAB_PY.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -43,8 +43,9 @@ export KVLAB_LAB_INVOCATION=${KVLAB_LAB_INVOCATION:-k8s/lab.sh}
 case "$SCENARIO" in
   saturation) command=(saturate) what="saturation search" ;;
   faults) command=(faults) what="fault scenario" ;;
+  soak) command=(soak) what="soak" ;;
   phases) command=(run) what="phases" ;;
-  *) say "unknown SCENARIO=$SCENARIO: phases, saturation or faults"; exit 2 ;;
+  *) say "unknown SCENARIO=$SCENARIO: phases, saturation, faults or soak"; exit 2 ;;
 esac
 rc=0
 say "$what in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE, wrk image ${wrk_image:-default}"

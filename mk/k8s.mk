@@ -15,7 +15,8 @@
 #                       K6_PODS (2), RATE (1000), PHASES (fill,put,get,mixed,get@wrk), NAME (k8s),
 #                       LAB_UNINSTALL=1, K6_RESOURCES, WRK_RESOURCES; the other knobs as in mk/lab.mk.
 #                       SCENARIO=saturation, and SCENARIO=faults (FAULTS, NAME k8s-faults) as on local
-#                       nodes: a pod's JVM paused or killed from its profiler sidecar; no cut-off
+#                       nodes: a pod's JVM paused or killed from its profiler sidecar; no cut-off.
+#                       SCENARIO=soak (NAME k8s-soak): the pods' memory from their cgroups
 #   make lab-k8s-images the load generator images kvlab/k6, kvlab/wrk (kvlab/wrk2 where GitHub answers:
 #                       WRK2=auto|1|0), loaded into the cluster with IMAGE_LOADER
 #   make lab-k8s-smoke  CI: a short in-cluster lab in a namespace of its own, then `python -m lab check`
@@ -117,8 +118,8 @@ lab-k8s-images: docker-engine ## the in-cluster lab's images (k6, wrk; wrk2 wher
 # compare with each other), a rate for a cluster that shares the machine, and wrk's GET next to k6's.
 ifeq ($(LAB_TARGET),k8s)
 lab: k8s-up lab-k8s-images
-ifeq ($(SCENARIO),faults)
-NAME ?= k8s-faults
+ifneq ($(filter faults soak,$(SCENARIO)),)
+NAME ?= k8s-$(SCENARIO)
 endif
 $(call lab_defaults,K8S_)
 export LAB_TARGET K8S_NAMESPACE RELEASE KUBECTL HELM K6_PODS K6_IMAGE WRK_IMAGE WRK2_IMAGE K6_RESOURCES \

@@ -7,7 +7,10 @@
 #                       the search alone, with every step profiled. SCENARIO=faults: fill, warm-up,
 #                       then one mixed phase at RATE during which the last node is killed, paused and
 #                       cut off (FAULTS), each followed by time to recover, then the wait for the
-#                       cluster to heal. Cutting a node off needs root.
+#                       cluster to heal. Cutting a node off needs root. SCENARIO=soak: fill, warm-up,
+#                       then the mixed load for SOAK_DURATION (30m) at SOAK_SHARE (0.7) of the highest
+#                       rate within the SLO (SOAK_RATE: search first, a rate, or reports/<run>'s),
+#                       the nodes' memory, files and disk sampled; a verdict on drift.
 #                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1 (the nodes' data
 #                       and logs), KEEP_SAMPLES=1 (k6's per-request CSV beside each time series).
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
@@ -44,7 +47,7 @@
 # kinds kill, pause, cutoff; kill:n1@20+15 names a node),
 # GATE (all: lab, lab-local, lab-saturate, lab-hotpath and lab-scale exit non-zero, 99, when a row of
 # the report's verdict fails: the SLO or a benchmark's target missed, data lost; data: only data lost,
-# keys not stored, a cluster that did not heal, as the CI smoke runs gate; none: report only).
+# a cluster that did not heal, as the CI smoke runs gate; none: report only).
 # More: NAME (local), PIDS (the nodes `make up` started, data/run/*.pid), COMPARE (a report; default
 # the latest other), LAB_ARGS (more options of `python -m lab run --help`).
 
@@ -66,7 +69,7 @@ LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) $(LAB_OPTIONS)
 
 
 # What `make lab` runs: phases (the PHASES at RATE, then a short search), saturation (the search
-# alone) or faults (one mixed phase with FAULTS).
+# alone), faults (one mixed phase with FAULTS) or soak (a long mixed phase: drift).
 SCENARIO ?= phases
 
 # Hot-path benchmark: its defaults are loadtests/lab/hotpath.env, each HOTPATH_<NAME> a make variable
@@ -95,11 +98,11 @@ RUNS ?= 3
 
 .PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-profile lab-selftest
 
-lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults FAULTS=] -> reports/
+lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults|soak FAULTS=] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) \
 	KVLAB_LAB_INVOCATION="$(strip make lab $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
-	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter faults,$(SCENARIO)),faults,lab),$(NAME)) $(LAB_OPTIONS) \
-		$(if $(filter saturation faults,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
+	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter faults soak,$(SCENARIO)),$(SCENARIO),lab),$(NAME)) $(LAB_OPTIONS) \
+		$(if $(filter saturation faults soak,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
 
 lab-smoke: ## CI: a short `make lab` end to end (an outage last; it fails on data lost, not on speed), then a check that its report has every part and its draft conclusion agrees with its data
 	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6 \

@@ -2,8 +2,9 @@
 # `make lab`: from a built jar to a report. Starts a cluster of its own (NODES local processes on
 # 127.0.0.1:LAB_PORT.., fresh data under data/lab), runs the load lab against it (the phases, a
 # saturation search with SCENARIO=saturation, or a mixed phase during which one node is killed,
-# paused and cut off with SCENARIO=faults), stops the cluster, and prints where the report is; it
-# exits 99 when the report's verdict fails the gate (GATE), after stopping the cluster.
+# paused and cut off with SCENARIO=faults, or a long mixed phase with SCENARIO=soak), stops the
+# cluster, and prints where the report is; it exits 99 when the report's verdict fails the gate
+# (GATE), after stopping the cluster.
 # Every knob comes from the environment; mk/lab.mk passes make's variables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,8 +19,8 @@ LAB_PORT=${LAB_PORT:-8280}
 LAB_JAVA_OPTS=${LAB_JAVA_OPTS:--Xmx512m}
 SCENARIO=${SCENARIO:-phases}
 case $SCENARIO in
-  phases | saturation | faults) ;;
-  *) echo "SCENARIO=$SCENARIO: phases (the default), saturation or faults" >&2; exit 2 ;;
+  phases | saturation | faults | soak) ;;
+  *) echo "SCENARIO=$SCENARIO: phases (the default), saturation, faults or soak" >&2; exit 2 ;;
 esac
 LAB_PY=${LAB_PY:-.tools/venv/bin/python}
 export DATA_ROOT=${LAB_DATA:-./data/lab}
@@ -70,6 +71,9 @@ if [ "$SCENARIO" = saturation ]; then
 elif [ "$SCENARIO" = faults ]; then
   say "faults"
   "$LAB_PY" -m lab faults --pid-files "$pid_files" "${common[@]}"
+elif [ "$SCENARIO" = soak ]; then
+  say "soak"
+  "$LAB_PY" -m lab soak "${common[@]}"
 else
   say "phases"
   "$LAB_PY" -m lab run "${common[@]}"

@@ -22,13 +22,12 @@ data (lab.conclusions.verify): its warnings fail the check only with --strict.
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
 from . import checkverdict, healing
 from .conclusions import verify
-from .report import flames, ledgerview, timeline, views
+from .report import flames, ledgerview, runs, timeline, views
 from .results import is_measured
 
 PERCENTILE_HEADER = "| 50% | 75% | 90% | 99% | 99.9% | 99.99% | 99.999% | 100% |"
@@ -56,7 +55,7 @@ def problems(run_dir: Path) -> list[str]:
     if not md_path.exists() or not html_path.exists():
         return [f"{run_dir} has no report.md and report.html"]
     md, html = md_path.read_text(), html_path.read_text()
-    run = json.loads((run_dir / "run.json").read_text())
+    run = runs.load_run(run_dir)
 
     for section in SECTIONS:
         if section not in md:
@@ -109,6 +108,7 @@ def problems(run_dir: Path) -> list[str]:
     found.extend(healing_problems(run, md))
     found.extend(ledgerview.problems(run, md))
     found.extend(scale_problems(run_dir, run, md))
+    found.extend(soak_problems(run_dir, run, md))
 
     if re.search(r"<(img|script|link)[^>]+(src|href)=\"https?://", html):
         found.append("report.html loads something from the network: it is not self-contained")
@@ -190,6 +190,26 @@ def scale_problems(run_dir: Path, run: dict, md: str) -> list[str]:
             found.append(f"the report has no scale figure of {title}")
     if not scale.get("steps"):
         found.append("the scale run measured no size")
+    return found
+
+
+SOAK_FIGURES = ("p99", "RSS", "heap after GC", "open files", "RocksDB disk (SST files)", "pending compaction")
+
+
+def soak_problems(run_dir: Path, run: dict, md: str) -> list[str]:
+    """A soak that ran: its drift section, a row and a figure per quantity."""
+    if run.get("kind") != "soak" or not (run.get("soak") or {}).get("rate"):
+        return []
+    section = re.search(r"\n## Soak: drift over .*?\n(.*?)\n## ", md, re.S)
+    if not section:
+        return ["the soak's report has no drift section"]
+    found = []
+    for what in SOAK_FIGURES:
+        if f"\n| {what} | " not in section.group(1):
+            found.append(f"the soak's drift table has no row of {what}")
+        m = re.search(rf"!\[{re.escape(what)} over the soak\]\((plots/[^)]+)\)", section.group(1))
+        if not m or not (run_dir / m.group(1)).is_file():
+            found.append(f"the soak's report has no figure of {what}")
     return found
 
 

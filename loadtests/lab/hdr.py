@@ -1,13 +1,18 @@
 """Latency distributions as HdrHistograms (the hdrhistogram package): recorded in microseconds,
 written as .hgrm files in milliseconds (HdrHistogram's percentile-distribution format, which the
-HdrHistogram plotters read), and read back from such a text (wrk2 prints one)."""
+HdrHistogram plotters read), and read back from such a text (wrk2 prints one); second by second as
+HdrHistogram's interval log (.hlog)."""
 
 from __future__ import annotations
 
 import io
 import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timezone
+from pathlib import Path
 
 from hdrh.histogram import HdrHistogram
+from hdrh.log import HistogramLogReader, HistogramLogWriter
 
 # Microseconds from 1 to an hour: no request of the lab's lasts longer (k6 gives up after 60 s).
 HIGHEST_US = 3_600_000_000
@@ -92,3 +97,32 @@ def add(parts: list[HdrHistogram]) -> HdrHistogram:
         whole.add(p)
     return whole
 
+
+
+def write_log(path: Path, t0_epoch: float, intervals: Iterable[tuple[float, HdrHistogram]], length_s: float = 1.0) -> int:
+    """HdrHistogram's interval log (.hlog): one histogram per interval, its start in seconds since
+    t0_epoch (the #[StartTime] line), for HistogramLogAnalyzer and for any time range's exact
+    percentiles later (read_log). Values in µs, the max column in ms. Returns the intervals written."""
+    written = 0
+    with open(path, "w") as f:
+        log = HistogramLogWriter(f)
+        log.output_log_format_version()
+        # The package's output_start_time cannot format its date: the same line written as a comment.
+        stamp = datetime.fromtimestamp(t0_epoch, timezone.utc).isoformat(" ", "milliseconds")
+        log.output_comment(f"[StartTime: {t0_epoch:.3f} (seconds since epoch), {stamp}]")
+        log.output_legend()
+        for start_s, h in intervals:
+            log.output_interval_histogram(h, start_s, start_s + length_s, float(US_PER_MS))
+            written += 1
+    return written
+
+
+def read_log(path: Path) -> Iterator[tuple[float, HdrHistogram]]:
+    """The intervals of a log write_log wrote: (start in seconds since its StartTime, histogram),
+    one at a time (a long phase's would not fit in memory decoded at once)."""
+    reader = HistogramLogReader(str(path), histogram(SECOND_DIGITS))
+    try:
+        while (h := reader.get_next_interval_histogram()) is not None:
+            yield round(h.get_start_time_stamp() / 1000 - reader.get_start_time_sec(), 3), h
+    finally:
+        reader.close()

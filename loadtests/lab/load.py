@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import defaults, jvmpauses, procstat, timeseries, tools
-from .loadseries import K6_CSV_ENV, Samples, k6_output_args
+from .loadseries import K6_CSV_ENV, K6_SAMPLES_FILE, Samples, k6_output_args
 from .wrkresult import fill_figures, merge_wrk, parse_wrk
 
 K6_SCRIPTS = tools.LOADTESTS / "k6"
@@ -159,7 +159,7 @@ WRK2_UNPACED_RATE = 100_000_000
 def commands(spec: LoadSpec, out: Path, series_t0_ms: int | None = None) -> list[Command]:
     """The phase's load generators; series_t0_ms: the phase's second 0 for wrk's per-second counts."""
     if spec.tool == "k6":
-        samples = out / "k6-samples.csv"
+        samples = out / K6_SAMPLES_FILE
         env = k6_env(spec) | K6_CSV_ENV | {"SUMMARY_JSON": str(out / "k6-summary.json")}
         # k6 runs from the repository root: the output's path as the rest of the command shows it.
         argv = [tools.k6(), "run", "--no-usage-report", "--no-color", *k6_output_args(tools.rel(samples)),

@@ -20,6 +20,7 @@ not a rate, and its latency is that of the stragglers.
 from __future__ import annotations
 
 import csv
+import gzip
 import math
 import re
 from collections.abc import Iterable
@@ -34,9 +35,19 @@ K6_METRIC = "http_req_duration"
 # How much of a second the load may miss and the second still count as whole (a wrk process starts
 # a few ms after second 0).
 SLACK_S = 0.05
+# How far behind the newest second a second's histogram stays decoded: k6 writes a request's
+# samples within a second or two of its end.
+LIVE_S = 30
 # What k6 needs to write the samples the series is made of; the scripts keep their tags to the
 # status, expected_response and op (lib/kvlab.js), and a timestamp in µs tells the seconds apart.
 K6_CSV_ENV = {"K6_CSV_TIME_FORMAT": "unix_micro"}
+# The local k6 compresses its samples (a soak's would take gigabytes): k6 gzips a CSV named *.gz.
+K6_SAMPLES_FILE = "k6-samples.csv.gz"
+COUNT_COLUMN = "count"
+SUMMED_NOTE = (
+    "the load generator pods summed their samples per second, outcome and latency rounded up to two "
+    "significant digits (a long phase's samples would not fit their logs)"
+)
 
 
 def k6_output_args(path: Path | str) -> list[str]:
@@ -56,6 +67,8 @@ class LoadSeries:
     note: str = ""
     began_s: float | None = None
     ended_s: float | None = None
+    # Every request's latency second by second (k6), for the phase's interval log (hdr.write_log).
+    per_second: _Seconds | None = None
 
     def part(self) -> dict:
         """The "load" object of timeseries.json."""
@@ -71,17 +84,22 @@ class LoadSeries:
 
 class _Seconds:
     """Requests, failures and (when kept) latency per second: a histogram of 2 significant digits
-    per second for p50 and p99, the exact maximum beside it."""
+    per second for p50 and p99, the exact maximum beside it.
+
+    A phase of an hour holds thousands of seconds: a second more than LIVE_S behind the newest one
+    seen is kept encoded (a few hundred bytes instead of some 26 KB) and decoded again only when a
+    late sample still arrives for it, so memory grows with the phase's seconds by little."""
 
     def __init__(self, latency: bool):
         self.latency = latency
-        self.counts: dict[int, list] = {}  # second -> [requests, errors, histogram, max ms]
+        self.counts: dict[int, list] = {}  # second -> [requests, errors, histogram or None when encoded, max ms]
+        self.encoded: dict[int, bytes] = {}
+        self.live: set[int] = set()  # the seconds whose histogram is not encoded
+        self.newest = -1
 
     def add(self, second: int, ms: float | None, requests: int = 1, errors: int = 0) -> None:
         """requests that ended in that second, errors of them; ms: their latency, when kept."""
-        row = self.counts.get(second)
-        if row is None:
-            row = self.counts[second] = [0, 0, hdr.histogram(hdr.SECOND_DIGITS) if self.latency else None, 0.0]
+        row = self._row(second)
         row[0] += requests
         row[1] += errors
         if ms is not None and row[2] is not None:
@@ -89,22 +107,47 @@ class _Seconds:
             if ms > row[3]:
                 row[3] = ms
 
+    def _row(self, second: int) -> list:
+        row = self.counts.get(second)
+        if row is None:
+            row = self.counts[second] = [0, 0, hdr.histogram(hdr.SECOND_DIGITS) if self.latency else None, 0.0]
+            self.live.add(second)
+        elif self.latency and row[2] is None:
+            row[2] = HdrHistogram.decode(self.encoded.pop(second))
+            self.live.add(second)
+        if second > self.newest:
+            self.newest = second
+            for old in [s for s in self.live if s < second - LIVE_S]:
+                self.encoded[old] = self.counts[old][2].encode()
+                self.counts[old][2] = None
+                self.live.discard(old)
+        return row
+
+    def histogram(self, second: int) -> HdrHistogram | None:
+        """The second's latency histogram (decoded when it was encoded), None without one."""
+        row = self.counts.get(second)
+        if row is None or not self.latency:
+            return None
+        return row[2] if row[2] is not None else HdrHistogram.decode(self.encoded[second])
+
     def last(self) -> int:
         return max(self.counts, default=-1)
 
     @classmethod
     def merged(cls, parts: list[_Seconds]) -> _Seconds:
-        """The seconds of every part together (their histograms added up)."""
+        """The seconds of every part together (their histograms added up), second by second."""
         if len(parts) == 1:
             return parts[0]
         out = cls(latency=all(p.latency for p in parts))
-        for p in parts:
-            for second, (requests, errors, h, top) in p.counts.items():
-                row = out.counts.get(second)
-                if row is None:
-                    row = out.counts[second] = [0, 0, hdr.histogram(hdr.SECOND_DIGITS) if out.latency else None, 0.0]
+        for second in sorted(set().union(*(p.counts for p in parts))):
+            for p in parts:
+                if second not in p.counts:
+                    continue
+                requests, errors, _, top = p.counts[second]
+                row = out._row(second)
                 row[0] += requests
                 row[1] += errors
+                h = p.histogram(second)
                 if row[2] is not None and h is not None:
                     row[2].add(h)
                     row[3] = max(row[3], top)
@@ -118,13 +161,19 @@ class _Seconds:
             entry = {"t": t, "requests": row[0] if row else 0, "errors": row[1] if row else 0}
             if self.latency:
                 if row and row[0]:
-                    p = hdr.percentiles_ms(row[2], [50, 99])
+                    p = hdr.percentiles_ms(self.histogram(t), [50, 99])
                     # The histogram reads a value as the top of its bucket: never above the real maximum.
                     entry |= {"p50_ms": min(p[50], row[3]), "p99_ms": min(p[99], row[3]), "max_ms": row[3]}
                 else:
                     entry |= {"p50_ms": None, "p99_ms": None, "max_ms": None}
             out.append(entry)
         return out
+
+    def intervals(self):
+        """(second, its latency histogram) for every second with requests, in order."""
+        for t in sorted(self.counts):
+            if self.counts[t][0] and self.latency:
+                yield t, self.histogram(t)
 
 
 def covered(t: float, step: float, began: float, ended: float) -> bool:
@@ -168,6 +217,7 @@ class K6Reader:
         self.by_op: dict[str, HdrHistogram] = {}
         self.op_seconds: dict[str, _Seconds] = {}
         self.sent: tuple[float, float] | None = None  # the first and the last request's send (epoch)
+        self.summed = False
 
     @property
     def whole(self) -> HdrHistogram:
@@ -185,30 +235,34 @@ class K6Reader:
         expected = columns.index("expected_response") if "expected_response" in columns else None
         status = columns.index("status") if "status" in columns else None
         extra = columns.index("extra_tags") if "extra_tags" in columns else None
+        # A row of requests alike (k8s/loadgen/job.sh sums a long phase's samples per second and latency).
+        count = columns.index(COUNT_COLUMN) if COUNT_COLUMN in columns else None
+        self.summed |= count is not None
         prefix = K6_METRIC + ","
         for row in csv.reader(line for line in lines if line.startswith(prefix)):
             try:
                 ended = _seconds_of(int(row[stamp]))
                 ms = float(row[value])
+                n = int(row[count]) if count is not None else 1
             except (ValueError, IndexError):
                 continue
             if expected is not None:
                 failed = row[expected] == "false"
             else:  # without the tag, what k6 counts as failed by default: no answer, or 400 and above
                 failed = status is None or not row[status].isdigit() or not 0 < int(row[status]) < 400
-            self.add(ended, ms, failed, _op(row[extra]) if extra is not None else "")
+            self.add(ended, ms, failed, _op(row[extra]) if extra is not None else "", n)
 
-    def add(self, ended: float, ms: float, failed: bool, op: str) -> None:
+    def add(self, ended: float, ms: float, failed: bool, op: str, count: int = 1) -> None:
         whole = self.by_op.get(op)
         if whole is None:
             whole = self.by_op[op] = hdr.histogram()
             self.op_seconds[op] = _Seconds(latency=True)
-        hdr.record_ms(whole, ms)
+        hdr.record_ms(whole, ms, count)
         sent = ended - ms / 1000
         self.sent = (min(self.sent[0], sent), max(self.sent[1], sent)) if self.sent else (sent, sent)
         second = math.floor(ended - self.t0_epoch)
         if second >= 0:
-            self.op_seconds[op].add(second, ms, 1, int(failed))
+            self.op_seconds[op].add(second, ms, count, count if failed else 0)
 
     def series(self, duration_s: float | None = None) -> LoadSeries:
         """Seconds from 0 to the last one with an answer, or to the end of duration_s if later."""
@@ -216,7 +270,8 @@ class K6Reader:
         until = max(seconds.last(), math.ceil(duration_s) - 1 if duration_s else -1)
         whole = self.whole
         histograms = {"all": whole} if whole.get_total_count() else {}
-        series = LoadSeries("k6", True, seconds.entries(until), histograms=histograms)
+        series = LoadSeries("k6", True, seconds.entries(until), histograms=histograms, per_second=seconds,
+                            note=SUMMED_NOTE if self.summed else "")
         if len(self.by_op) > 1:
             series.ops = {op: s.entries(until) for op, s in sorted(self.op_seconds.items())}
             series.histograms |= dict(sorted(self.by_op.items()))
@@ -228,11 +283,22 @@ class K6Reader:
 
 
 def read_k6_csv(paths: list[Path], t0_epoch: float, duration_s: float | None = None) -> LoadSeries:
+    """The series of k6 CSV outputs, plain or gzipped (a name ending in .gz, as k6 writes it then);
+    a gzipped output cut short (k6 killed) gives the samples it holds, and the series says so."""
     reader = K6Reader(t0_epoch)
+    cut = []
     for path in paths:
-        with open(path, newline="", errors="replace") as f:
-            reader.read(f)
-    return reader.series(duration_s)
+        opened = gzip.open if path.suffix == ".gz" else open
+        with opened(path, "rt", newline="", errors="replace") as f:
+            try:
+                reader.read(f)
+            except EOFError:
+                cut.append(path.name)
+    series = reader.series(duration_s)
+    if cut:
+        ended = f"{', '.join(cut)} ended early (k6 stopped while writing it): the samples it holds"
+        series.note = "; ".join(filter(None, [series.note, ended]))
+    return series
 
 
 WRK_NOTE = (

@@ -27,7 +27,7 @@ from . import healing, promhist, promtext
 
 INTERVAL_S = 1.0
 SCRAPE_TIMEOUT_S = 0.8  # below the interval: a node that does not answer costs one second, not more
-MAX_SAMPLES = 3600  # per node: an hour of seconds, more than a phase lasts (bounded memory)
+MAX_SAMPLES = 6 * 3600  # per node: six hours of seconds, the longest soak (bounded memory)
 MAX_EVENTS = 20_000
 
 # The page's series each figure comes from (promtext.total sums a metric's series).

@@ -42,7 +42,7 @@ def add_gate_option(p: argparse.ArgumentParser, default: str | None = None) -> N
         choices=gate.MODES,
         default=default,
         help="once the report is written, exit 99 when a verdict row fails that gates: all (data or "
-        "performance: the SLO, a benchmark's target), data (acknowledged writes lost, keys not stored, a "
+        "performance: the SLO, a benchmark's target), data (acknowledged writes lost, a "
         f"cluster that did not heal), none (report only) ({default})",
     )
 

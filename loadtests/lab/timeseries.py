@@ -1,8 +1,9 @@
 """A phase's time series and latency distribution as files: <phase dir>/timeseries.json (the load
 tool's seconds, the nodes' samples, the latency they measured, the RocksDB events, all against the
-phase's second 0) and
-<phase dir>/latency.hgrm (HdrHistogram's percentile distribution of every request, in ms; a
-phase of several ops has latency-<op>.hgrm beside it).
+phase's second 0), <phase dir>/latency.hgrm (HdrHistogram's percentile distribution of every
+request, in ms; a phase of several ops has latency-<op>.hgrm beside it) and, when the load tool timed every request
+(k6), <phase dir>/latency.hlog (HdrHistogram's interval log: every request's latency second by
+second, in µs, from which any span of seconds has its exact percentiles: lab.hdr.read_log).
 
 timeseries.json:
   interval_s  1.0
@@ -21,7 +22,7 @@ timeseries.json:
               when no node timed a request
 Missing figures are null, never invented.
 
-The raw per-request samples (k6's CSV) are removed once read, unless KEEP_SAMPLES=1 is set.
+The raw per-request samples (k6's CSV, gzipped) are removed once read, unless KEEP_SAMPLES=1 is set.
 """
 
 from __future__ import annotations
@@ -52,8 +53,9 @@ def keep_samples() -> bool:
 def write(out: Path, t0_epoch: float, samples: Samples | None, sampler: Sampler | None,
           log: Callable[[str], None] = lambda message: None) -> dict[str, object]:
     """Writes the phase's files into out and returns what the phase record gets: "timeseries" and
-    "hgrm" (paths), and "hgrm_ops" ({op: path}) when the phase had several ops. A load series that
-    cannot be read is logged and left null: the files never stop a phase."""
+    "hgrm" (paths), "hgrm_ops" ({op: path}) when the phase had several ops, and "hlog" (a path)
+    when its load tool timed every request. A load series that cannot be read is logged and left
+    null: the files never stop a phase."""
     load: LoadSeries | None = None
     if samples is not None:
         try:
@@ -82,6 +84,10 @@ def write(out: Path, t0_epoch: float, samples: Samples | None, sampler: Sampler 
     if "all" in histograms:
         files["hgrm"] = out / "latency.hgrm"
         files["hgrm"].write_text(hdr.hgrm(histograms["all"]))
+    if load and load.per_second is not None and load.latency:
+        path = out / "latency.hlog"
+        if hdr.write_log(path, t0_epoch, load.per_second.intervals()):
+            files["hlog"] = path
     ops = {op: h for op, h in histograms.items() if op != "all"}
     if ops:
         files["hgrm_ops"] = {}

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import load, procstat
 from ..load import LoadSpec, log
-from ..loadseries import K6_CSV_ENV, k6_output_args
+from ..loadseries import K6_CSV_ENV, K6_SAMPLES_FILE, k6_output_args
 from .config import K8sConfig
 from .kubectl import Kubectl, completion_index, container_running, parallel, why_waiting
 from .manifests import SCRIPTS_MOUNT, WORK_MOUNT, job_manifest, job_name, labels, parse_resources, scripts_configmap, segment_sequence
@@ -79,7 +79,7 @@ class Jobs:
         name = job_name(self.k.release, self.run_id, index, label)
         if spec.tool == "k6":
             pods = self.k.k6_pods
-            samples = f"{WORK_MOUNT}/samples.csv"
+            samples = f"{WORK_MOUNT}/{K6_SAMPLES_FILE}"
             env = load.k6_env(spec) | K6_CSV_ENV | {
                 "SUMMARY_JSON": f"{WORK_MOUNT}/summary.json",
                 "K6_NO_USAGE_REPORT": "true",

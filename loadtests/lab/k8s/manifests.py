@@ -16,6 +16,18 @@ WORK_MOUNT = "/work"
 # PodDisruptionBudget or NetworkPolicy of the release counts a load generator as a node.
 NAME_LABEL = "kvlab-lab"
 RUN_LABEL = "kvlab.dev/lab-run"
+# The work directory holds k6's gzipped samples until the phase ends, some 40 bytes a request: room
+# for three times that over the phase's rate and length (a soak's), 64 MiB at least.
+SAMPLE_BYTES = 128
+WORK_MIN_MIB = 64
+
+
+def work_size(env: dict[str, str]) -> str:
+    """The sizeLimit of a phase's work directory, from the RATE and DURATION its k6 is given."""
+    if not (env.get("RATE") and env.get("DURATION")):
+        return f"{WORK_MIN_MIB}Mi"
+    requests = int(env["RATE"]) * defaults.duration(env["DURATION"])
+    return f"{max(WORK_MIN_MIB, math.ceil(requests * SAMPLE_BYTES / 2**20))}Mi"
 
 
 def segment_sequence(pods: int) -> list[str]:
@@ -153,7 +165,7 @@ def job_manifest(
                     ],
                     "volumes": [
                         {"name": "scripts", "configMap": {"name": configmap, "items": items}},
-                        {"name": "work", "emptyDir": {"sizeLimit": "64Mi"}},
+                        {"name": "work", "emptyDir": {"sizeLimit": work_size(env)}},
                     ],
                 },
             },

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from .. import conclusions, tools
 from ..conclusions import files as conclusion_files
-from . import findings, flames, headline, ledgerview, plots, render, runs, scaleplots, scaleview, seriesplot, verdicts, views
+from . import findings, flames, headline, ledgerview, plots, render, runs, scaleplots, scaleview, seriesplot, soakplots, soakview, verdicts, views
 
 KINDS = {
     "phases": "Fixed-rate phases",
@@ -14,6 +14,7 @@ KINDS = {
     "faults": "Fault scenario",
     "hotpath": "Hot-path benchmark",
     "scale": "Scale benchmark",
+    "soak": "Soak",
 }
 
 
@@ -95,6 +96,9 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
     scale = scaleview.view(run)
     if scale:
         scaleplots.write(scale, plots_dir)
+    soak = soakview.view(run)
+    if soak:
+        soakplots.write(run, soak, plots_dir)
     verdict = verdicts.build(run)
     verdicts.write(run_dir, verdict)
     try:
@@ -123,6 +127,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "saturation_points": headline.saturation_points(run) if sat else [],
         "hotpath": run.get("hotpath"),
         "scale": scale,
+        "soak": soak,
         "prev_run": prev_run,
         "prev_rel": (Path("..") / prev_dir.name).as_posix()
         if prev_dir and prev_dir.parent.resolve() == run_dir.parent.resolve()

@@ -44,7 +44,8 @@ class DefaultsFileTest(unittest.TestCase):
         self.assertEqual((defaults.text("SEARCH"), defaults.integer("SEARCH_STEPS")), (sat.scenario, sat.max_steps))
 
 
-DURATIONS = ("DURATION", "WARMUP", "HEAL_TIMEOUT", "SEARCH_STEP", "REQUEST_TIMEOUT", "FILL_MAX_DURATION", "FILL_REQUEST_TIMEOUT")
+DURATIONS = ("DURATION", "WARMUP", "HEAL_TIMEOUT", "SEARCH_STEP", "REQUEST_TIMEOUT", "FILL_MAX_DURATION", "FILL_REQUEST_TIMEOUT",
+             "SOAK_DURATION", "SOAK_WINDOW", "SOAK_SAMPLE")
 
 
 def expected(name: str, value: str):

@@ -288,6 +288,7 @@ class WriteTest(unittest.TestCase):
             self.assertFalse(csv.exists())
             rel = timeseries.relative(files, Path(tmp))
             self.assertEqual(rel, {"timeseries": "phases/03-mixed/timeseries.json", "hgrm": "phases/03-mixed/latency.hgrm",
+                                   "hlog": "phases/03-mixed/latency.hlog",
                                    "hgrm_ops": {"get": "phases/03-mixed/latency-get.hgrm",
                                                 "put": "phases/03-mixed/latency-put.hgrm"}})
             doc = json.loads((out / "timeseries.json").read_text())

@@ -1,6 +1,6 @@
 """The gate: a run's verdict as an exit code, for make and CI. GATE=all fails the run when a row that
 gates data or performance failed, GATE=data only when a data row failed (acknowledged writes lost,
-keys not stored, a cluster that did not heal: what a noisy shared machine cannot excuse), GATE=none
+a cluster that did not heal: what a noisy shared machine cannot excuse), GATE=none
 reports only."""
 
 from __future__ import annotations
