@@ -12,7 +12,9 @@ Per fault:
   rate_recovered_s  seconds from its end until the rate served (requests that did not fail) was back
                     at RATE_BAND of the requested rate for STEADY_S seconds in a row
   p99_recovered_s   the same for p99 back under P99_BAND times p99_before_ms
-  hints_replayed    hints the nodes replayed from its beginning to the next fault (or the end)
+  hints_replayed    hints the nodes replayed from its beginning to the next fault (or, for the
+                    last fault, until the cluster had healed after the load: add_to takes that
+                    from the phase's healing counters, which the per-second series does not cover)
   records_repaired  records repair copied over the same time
 A figure the series cannot give (no latency over time, no node samples, never back in the band
 before the next fault or the end) is None."""
@@ -22,6 +24,8 @@ from __future__ import annotations
 import json
 import statistics
 from pathlib import Path
+
+from . import healing
 
 RATE_BAND = 0.95
 P99_BAND = 2.0
@@ -134,7 +138,25 @@ def add_to(run_dir: Path, record: dict) -> None:
         return
     series, why = load_series(run_dir, record)
     figures = of_phase(series, made, record["spec"].get("rate")) if series else []
+    _after_the_load(figures, record.get("healing"))
     for i, f in enumerate(made):
         f["recovery"] = figures[i] if series else None
         if f["recovery"] is None:
             f["recovery_why"] = why or "the fault did not begin"
+
+
+def _after_the_load(figures: list[dict | None], healing_delta: dict | None) -> None:
+    """The last fault's hints replayed and records repaired, with what the nodes did after the load
+    ended, while the lab waited for the cluster to heal: the phase's healing counters (lab.healing,
+    over the phase and that wait) less what the series gave the faults before it."""
+    began = [f for f in figures if f is not None]
+    total = (healing_delta or {}).get("total")
+    if not began or not total:
+        return
+    last, earlier = began[-1], began[:-1]
+    whole = {"hints_replayed": total.get("hints_replayed"), "records_repaired": healing.repaired(healing_delta)}
+    for key, value in whole.items():
+        if value is None:
+            continue
+        before = sum(f.get(key) or 0 for f in earlier)
+        last[key] = max(last.get(key) or 0, value - before)

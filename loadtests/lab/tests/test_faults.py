@@ -450,6 +450,18 @@ class RecoveryTest(unittest.TestCase):
     def test_a_fault_that_never_began_has_no_figures(self):
         self.assertEqual([None], recovery.of_phase(series(FAULTY), [{"began_at_s": None, "ended_at_s": None}], 100))
 
+    def test_the_last_fault_counts_what_was_replayed_and_repaired_after_the_load(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "ts.json").write_text(json.dumps(series(FAULTY)))
+            faults_ = [{"began_at_s": 10.0, "ended_at_s": 15.0}, {"began_at_s": 20.0, "ended_at_s": 25.0}]
+            healing_ = {"total": {"hints_replayed": 300.0, "repair_sent": 5.0, "repair_received": 7.0}}
+            record = {"dir": "x", "timeseries": "ts.json", "spec": {"rate": 100}, "faults": faults_, "healing": healing_}
+            recovery.add_to(Path(tmp), record)
+            first, last = (f["recovery"] for f in record["faults"])
+        self.assertIsNone(first["hints_replayed"], "no node samples: the series gives the first fault none")
+        self.assertEqual((300.0, 12.0), (last["hints_replayed"], last["records_repaired"]),
+                         "the hints replayed while the cluster healed after the load belong to the last fault")
+
     def test_a_phase_without_a_time_series_gets_null_and_why(self):
         with tempfile.TemporaryDirectory() as tmp:
             record = {"dir": "phases/04-faults", "spec": {"rate": 100}, "faults": [{"began_at_s": 1.0, "ended_at_s": 2.0}]}
