@@ -45,6 +45,7 @@ class LoadSpec:
     connections: int = defaults.integer("CONNECTIONS")  # wrk
     threads: int = defaults.integer("THREADS")  # wrk, in all (split across the targets, at least one each)
     slo_p99_ms: float = defaults.number("SLO_P99_MS")
+    max_error_rate: float = defaults.number("MAX_ERROR_RATE")  # k6's threshold on failed requests
     request_timeout_s: float = defaults.seconds("REQUEST_TIMEOUT")  # a request not answered by then counts as failed
     fill_vus: int = defaults.integer("FILL_VUS")
     batch: int = defaults.integer("BATCH")
@@ -116,6 +117,7 @@ def k6_env(spec: LoadSpec) -> dict[str, str]:
             "VUS": str(spec.vus),
             "MAX_VUS": str(max(spec.max_vus, spec.vus)),
             "SLO_P99_MS": f"{spec.slo_p99_ms:g}",
+            "MAX_ERROR_RATE": f"{spec.max_error_rate:g}",
             "REQUEST_TIMEOUT": f"{spec.request_timeout_s:g}s",
         }
     if spec.scenario == "mixed":

@@ -120,5 +120,6 @@ class RunConfig:
             connections=self.connections,
             threads=self.threads,
             slo_p99_ms=self.slo_p99_ms,
+            max_error_rate=self.max_error_rate,
             request_timeout_s=self.request_timeout_s,
         )
