@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from ..report import fmt
 from . import text as cut
 from .facts import Phase
-from .numbers import Written, written
+from .numbers import LOWER_WORDS, UPPER_WORDS, Written, written
 from .scope import Ref, Scope
 
 PERCENTILE = re.compile(r"(?<![\w.])(p50|p75|p90|p95|p99\.99|p99\.9|p999|p99|p100|median|max(?:imum)?)(?![\w.]\d)", re.I)
@@ -35,11 +35,8 @@ NEGATION = re.compile(r"\b(?:no|not|none|never|without|nor|neither)\b|n't", re.I
 EVENT_WORDS = re.compile(r"flush|compact", re.I)
 GC = re.compile(r"\bGC\b|garbage.collect|\bcollector", re.I)
 MEAN = re.compile(r"average|\bmean\b", re.I)
-UPPER = re.compile(
-    r"(?:\bunder|\bbelow|\bless than|\bat most|\bup to|\bwithin|\bfewer than|\bshorter than|<|≤)\s*(?:p\d+(?:\.\d+)?\s*(?:of\s*)?)?$",
-    re.I,
-)
-LOWER = re.compile(r"(?:\babove|\bover|\bmore than|\bat least|\bexceed\w*|\blonger than|\bbeyond|>|≥)\s*$", re.I)
+UPPER = re.compile(rf"(?:{UPPER_WORDS})\s*(?:p\d+(?:\.\d+)?\s*(?:of\s*)?)?$", re.I)
+LOWER = re.compile(rf"(?:{LOWER_WORDS})\s*$", re.I)
 WHOLE = re.compile(r"\bwhole\b|\bthroughout\b|\ball of\b|\bentire\b|\bevery second of\b", re.I)
 NO_ERRORS = re.compile(
     r"\bno (?:request (?:failed|failures?)|requests? failed|errors?|failures?|failed requests?)\b|\bnothing failed\b"

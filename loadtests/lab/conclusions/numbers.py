@@ -32,11 +32,10 @@ NUMBER = re.compile(
 TIMES = re.compile(r"\b(\d+) ?min(?:utes?)? (\d+) ?s\b")
 PREFIX_TIMES = re.compile(r"×\s?$")
 HEDGE = re.compile(r"(?:\babout|\baround|\broughly|\bnearly|\balmost|\bapproximately|\bsome|~|≈)\s*$", re.I)
-BOUND = re.compile(
-    r"(?:\bunder|\bbelow|\bless than|\bat most|\bup to|\bwithin|\babove|\bover|\bmore than|\bat least|\bexceed\w*|"
-    r"\bbeyond|\bfewer than|\blonger than|\bshorter than|[<>≤≥])\s*$",
-    re.I,
-)
+# Words that make the number after them a bound, not a figure: an upper one, a lower one.
+UPPER_WORDS = r"\bunder|\bbelow|\bless than|\bat most|\bup to|\bwithin|\bfewer than|\bshorter than|<|≤"
+LOWER_WORDS = r"\babove|\bover|\bmore than|\bat least|\bexceed\w*|\blonger than|\bbeyond|>|≥"
+BOUND = re.compile(rf"(?:{UPPER_WORDS}|{LOWER_WORDS})\s*$", re.I)
 JOINER = re.compile(r"\s*(?:-|–|—|→|to|and|or|,|/)\s*(?:and\s+)?$")
 MULTIPLIERS = {"thousand": 1e3, "million": 1e6, "billion": 1e9}
 CANONICAL = {
