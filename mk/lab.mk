@@ -17,7 +17,8 @@
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
 #   make lab-replication-cost  what replication costs: one node's PUT and GET rates, then three nodes at 2/3
-#                       at SHARE (40) % of each, RUNS (3) times, and a verdict (scripts/replication-cost.sh)
+#                       at SHARE % of each, RUNS times, and a verdict (scripts/replication-cost.sh; defaults:
+#                       loadtests/lab/replication-cost.env)
 #   make lab-repair-cost  what anti-entropy repair costs on three nodes of its own over 1M keys: a wiped
 #                       node's refill, CPU per key of a round, GET and PUT p99 with and without repair
 #                       (scripts/repair-cost.sh; RUNS, PARTS, GET_RATE, PUT_RATE, JAR_BASE, ...)
@@ -92,9 +93,8 @@ SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) 
 	$(if $(call scale_knob,DATA),--data $(call scale_knob,DATA)) $(if $(filter 1 yes true,$(KEEP_DATA)),--keep-data) \
 	$(if $(COMPARE),--compare $(COMPARE))
 
-# Replication-cost benchmark
-SHARE ?= 40
-RUNS ?= 3
+# Replication-cost benchmark: its defaults are loadtests/lab/replication-cost.env, which
+# scripts/replication-cost.sh reads for every knob make does not pass.
 
 .PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-profile lab-selftest
 
@@ -118,8 +118,8 @@ lab-local: lab-tools ## load running nodes: TARGETS=url,... PIDS=pid,... [RATE= 
 lab-saturate: lab-tools ## find the max sustainable rate: TARGETS= PIDS= [SEARCH=get START_RATE= FACTOR= SLO_P99_MS=]
 	$(LAB) saturate $(LAB_COMMON) $(LAB_ARGS)
 
-lab-replication-cost: build lab-tools ## one node's PUT and GET rates, then 3 nodes at 2/3 at SHARE (40) % of each, RUNS (3) times -> a verdict
-	SHARE=$(SHARE) RUNS=$(RUNS) LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/replication-cost.sh
+lab-replication-cost: build lab-tools ## one node's PUT and GET rates, then 3 nodes at 2/3 at SHARE % of each, RUNS times -> a verdict
+	LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/replication-cost.sh
 
 lab-repair-cost: build lab-tools ## repair's cost on 3 nodes over 1M keys: refill time, CPU per key, GET/PUT p99 on vs off -> reports/
 	LAB_PY=$(LAB_PY) JAVA=$(JAVA) scripts/repair-cost.sh

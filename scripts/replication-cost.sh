@@ -5,21 +5,16 @@
 # reports/<timestamp>-replication-cost/summary.md. A scenario is met when every run met its rate, the
 # SLO and the failure limit, as each step of the one-node search had to.
 # Each run is a `scripts/lab.sh` run with a cluster of its own and a full report next to it.
-# Knobs (environment): SHARE (40), RUNS (3), SCENARIOS ("put get"), CLUSTER_NODES (3),
-# CLUSTER_REPLICAS (2/3), START_RATE (5000) and FACTOR (1.5) of the search, DURATION (30s) of a
-# step or run, WARMUP (60s) before each; LAB_JAVA_OPTS as for scripts/lab.sh.
+# Knobs and their defaults: loadtests/lab/replication-cost.env (SHARE, RUNS, SCENARIOS,
+# CLUSTER_NODES, CLUSTER_REPLICAS, START_RATE and FACTOR of the search, DURATION of a step or run,
+# WARMUP before each); a value in the environment wins. LAB_JAVA_OPTS as for scripts/lab.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-SHARE=${SHARE:-40}
-RUNS=${RUNS:-3}
-SCENARIOS=${SCENARIOS:-put get}
-CLUSTER_NODES=${CLUSTER_NODES:-3}
-CLUSTER_REPLICAS=${CLUSTER_REPLICAS:-2/3}
-START_RATE=${START_RATE:-5000}
-FACTOR=${FACTOR:-1.5}
-DURATION=${DURATION:-30s}
-WARMUP=${WARMUP:-60s}
+# Each knob of replication-cost.env the environment does not set.
+while IFS='=' read -r name value; do
+  [ -n "${!name:-}" ] || printf -v "$name" '%s' "$value"
+done < <(grep -E '^[A-Z_]+=' loadtests/lab/replication-cost.env)
 LAB_PY=${LAB_PY:-.tools/venv/bin/python}
 export PYTHONPATH=$PWD/loadtests LAB_PY
 stamp=$(date +%Y%m%d-%H%M%S)
@@ -31,7 +26,7 @@ run_dir() { ls -d reports/*-"$1" | tail -n 1; }
 lab() { scripts/lab.sh --tool wrk --events none --duration "$DURATION" --warmup "$WARMUP" "$@"; }
 
 dirs=()
-for scenario in $SCENARIOS; do
+for scenario in ${SCENARIOS//,/ }; do
   name=replication-cost-1node-$scenario
   say "$scenario: one node's saturation search from $START_RATE/s, x$FACTOR per step"
   NODES=1 SCENARIO=saturation lab --name "$name" --search "$scenario" --search-step "$DURATION" --replicas 1/1 \

@@ -166,7 +166,7 @@ def add_target_rate(sub) -> None:
 
     p = sub.add_parser("target-rate", help="print SHARE %% of the rate a one-node saturation search sustained")
     p.add_argument("run_dir", type=Path)
-    p.add_argument("--share", type=float, default=40, help="percent of one node's rate (40)")
+    p.add_argument("--share", type=float, default=replication_cost.SHARE, help=f"percent of one node's rate ({replication_cost.SHARE:g})")
 
     def run(a: argparse.Namespace) -> int:
         rate = replication_cost.one_node_rate(replication_cost.load(a.run_dir))
@@ -187,7 +187,7 @@ def add_replication_cost(sub) -> None:
         help="the replication-cost verdict: one-node searches and cluster runs -> summary.md, summary.json",
     )
     p.add_argument("run_dirs", type=Path, nargs="+")
-    p.add_argument("--share", type=float, default=40, help="percent of one node's rate (40)")
+    p.add_argument("--share", type=float, default=replication_cost.SHARE, help=f"percent of one node's rate ({replication_cost.SHARE:g})")
     p.add_argument("--out", type=Path, required=True)
 
     def run(a: argparse.Namespace) -> int:

@@ -14,7 +14,12 @@ import math
 import statistics
 from pathlib import Path
 
+from . import defaults
 from .results import is_measured, worst
+
+# The benchmark's knobs (scripts/replication-cost.sh reads the same file).
+KNOBS = defaults.read(Path(__file__).resolve().with_name("replication-cost.env"))
+SHARE = float(KNOBS["SHARE"])
 
 
 def load(run_dir: Path) -> dict:

@@ -4,6 +4,7 @@ options and make's variables."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 import unittest
@@ -246,6 +247,23 @@ class MakeTest(unittest.TestCase):
         self.assertIn("GATE=data", next(line for line in lines("lab-scale-smoke") if "NAME=scale-smoke" in line))
         self.assertNotIn("--gate", next(line for line in lines("lab-report") if "-m lab report" in line))
         self.assertIn("--gate all", next(line for line in lines("lab-report", "GATE=all") if "-m lab report" in line))
+
+    def test_the_replication_cost_benchmark_takes_its_defaults_from_its_file_and_the_environment_wins(self):
+        from lab import commands, replication_cost
+
+        script = (tools.ROOT / "scripts" / "replication-cost.sh").read_text()
+        for name in replication_cost.KNOBS:
+            self.assertNotIn(f"{name}=${{{name}:-", script, f"the script writes {name}'s default again")
+        probe = script.split("set -euo pipefail", 1)[1].split("LAB_PY=", 1)[0]
+        out = subprocess.run(
+            ["bash", "-c", probe + 'echo "$SHARE $RUNS ${SCENARIOS//,/ } $START_RATE"'],
+            cwd=tools.ROOT, capture_output=True, text=True, check=True,
+            env={"PATH": os.environ["PATH"], "RUNS": "5"},
+        ).stdout.split()
+        k = replication_cost.KNOBS
+        self.assertEqual([k["SHARE"], "5", *k["SCENARIOS"].split(","), k["START_RATE"]], out)
+        parsed = commands.parser("").parse_args(["target-rate", "x"])
+        self.assertEqual(float(k["SHARE"]), parsed.share)
 
     def test_the_scale_command_line_defaults_are_scale_env(self):
         from lab import scale, scalefigures
