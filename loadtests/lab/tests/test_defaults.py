@@ -254,7 +254,7 @@ class MakeTest(unittest.TestCase):
         script = (tools.ROOT / "scripts" / "replication-cost.sh").read_text()
         for name in replication_cost.KNOBS:
             self.assertNotIn(f"{name}=${{{name}:-", script, f"the script writes {name}'s default again")
-        probe = script.split("set -euo pipefail", 1)[1].split("LAB_PY=", 1)[0]
+        probe = script.split('cd "$(dirname "$0")/.."', 1)[1].split("LAB_PY=", 1)[0]
         out = subprocess.run(
             ["bash", "-c", probe + 'echo "$SHARE $RUNS ${SCENARIOS//,/ } $START_RATE"'],
             cwd=tools.ROOT, capture_output=True, text=True, check=True,
