@@ -101,7 +101,7 @@ SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults|soak FAULTS=] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) \
 	KVLAB_LAB_INVOCATION="$(strip make lab $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
-	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter faults soak,$(SCENARIO)),$(SCENARIO),lab),$(NAME)) $(LAB_OPTIONS) \
+	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter saturation faults soak,$(SCENARIO)),$(SCENARIO),lab),$(NAME)) $(LAB_OPTIONS) \
 		$(if $(filter saturation faults soak,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
 
 lab-smoke: ## CI: a short `make lab` end to end (an outage last; it fails on data lost, not on speed), then a check that its report has every part and its draft conclusion agrees with its data
