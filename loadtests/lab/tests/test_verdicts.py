@@ -230,7 +230,11 @@ class SyntheticTest(unittest.TestCase):
         self.assertEqual(("fail", "1 of 40 reads checked"), (stale["status"], stale["observed"]))
         p["ledger"] |= {"checked": False, "why_not_checked": "node n1 did not answer", "stale_reads": None}
         (unchecked,) = ledger.rows(p)
-        self.assertEqual(("info", "not checked (12 acknowledged): node n1 did not answer"), (unchecked["status"], unchecked["observed"]))
+        self.assertEqual(("fail", "data", "not checked (12 acknowledged): node n1 did not answer"),
+                         (unchecked["status"], unchecked["gate"], unchecked["observed"]), "a ledger that proved nothing fails")
+        p["ledger"] |= {"why_not_checked": "the ledger was off (LEDGER_RATE or LEDGER_KEYS 0)", "rate": 0}
+        (off,) = ledger.rows(p)
+        self.assertEqual(("info", "none"), (off["status"], off["gate"]), "a ledger the user turned off fails nothing")
         self.assertEqual([], ledger.rows({"label": "get"}), "a phase that breaks nothing keeps no ledger")
 
     def test_thresholds_recorded_with_their_values_are_shown_as_k6_held_them(self):

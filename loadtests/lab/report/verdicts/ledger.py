@@ -18,7 +18,8 @@ def _example(e: dict) -> str:
 def rows(phase: dict) -> list[dict]:
     """"acknowledged writes lost" (target 0, gates data), and "stale reads" where the run's ack/from
     promises to read the last write. A phase that broke something without a ledger says it was not
-    checked; any other phase without one has no rows."""
+    checked; a ledger that ran and could not read every key back fails; any other phase without one
+    has no rows."""
     led = phase.get("ledger")
     label = phase["label"]
     check = f"{label}: acknowledged writes lost"
@@ -28,7 +29,12 @@ def rows(phase: dict) -> list[dict]:
         return []
     if not led.get("checked"):
         why = led.get("why_not_checked") or "the read-back did not run"
-        return [row(check, f"not checked ({fmt.rate(acknowledged(led))} acknowledged): {why}", "0", None, "none")]
+        observed = f"not checked ({fmt.rate(acknowledged(led))} acknowledged): {why}"
+        if led.get("rate") == 0 or led.get("keys") == 0:
+            return [row(check, observed, "0", None, "none")]  # the user turned the ledger off
+        # The ledger ran but could not prove anything (a replica it could not read, a read-back
+        # that failed): nothing says the writes are there.
+        return [row(check, observed, "0, proven", False, "data")]
     lost = led.get("lost") or 0
     observed = (
         f"{fmt.rate(lost)} of {fmt.rate(acknowledged(led))} ({fmt.rate(led.get('acknowledged_writes'))} writes, "
