@@ -36,6 +36,7 @@
 #   make lab-scale-smoke  CI: lab-scale at SIZES=20k,60k, RATE=2000, 5 s phases, then its report checked
 #   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]; it gates
 #                       only when given GATE
+#   make lab-check      check a run's report and its conclusion: RUN=reports/<run> [STRICT=1]
 #   make lab-profile    one flame graph of a JVM:      PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=x.html]
 #   make lab-selftest   test the lab's own code (report generator, parsing) on synthetic data
 #
@@ -96,7 +97,7 @@ SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) 
 # Replication-cost benchmark: its defaults are loadtests/lab/replication-cost.env, which
 # scripts/replication-cost.sh reads for every knob make does not pass.
 
-.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-profile lab-selftest
+.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-check lab-profile lab-selftest
 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults|soak FAULTS=] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) \
@@ -138,6 +139,10 @@ lab-scale-smoke: ## CI: a short `make lab-scale` (20k and 60k keys, 2000/s, 5 s 
 lab-report: lab-tools ## write a run's report.md, report.html and draft conclusion again, print its verdict: RUN=reports/<run> [COMPARE= GATE=]
 	@test -n "$(RUN)" || { echo "usage: make lab-report RUN=reports/<run> [COMPARE=reports/<other>]"; exit 2; }
 	$(LAB) report $(RUN) $(if $(COMPARE),--compare $(COMPARE)) $(if $(filter command environment,$(origin GATE)),--gate $(GATE))
+
+lab-check: lab-tools ## check a run's report: every part there, no number or claim of its conclusion the data lacks: RUN=reports/<run> [STRICT=1]
+	@test -n "$(RUN)" || { echo "usage: make lab-check RUN=reports/<run> [STRICT=1: a warning on the conclusion fails too]"; exit 2; }
+	cd loadtests && $(LAB_PY) -m lab check $(if $(filter 1 yes true,$(STRICT)),--strict) "$(abspath $(RUN))"
 
 lab-profile: lab-tools ## one flame graph: PROFILE_PID=pid [EVENT=cpu SECONDS=10 OUT=profile.html]
 	@test -n "$(PROFILE_PID)" || { echo "usage: make lab-profile PROFILE_PID=<jvm pid> [EVENT=cpu SECONDS=10 OUT=profile.html]"; exit 2; }
