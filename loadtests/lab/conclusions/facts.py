@@ -149,9 +149,12 @@ class Phase:
         if gc:
             said.append("GC on " + ", ".join(f"{node} ({ms:g} ms)" for node, ms in sorted(gc.items(), key=lambda kv: -kv[1])))
         for event, nodes, start, end in profiler_windows(self.profiles):
-            for edge, what in ((start, "attached"), (end, "detached")):
-                if t - 1 <= edge < t + 1:
-                    said.append(f"the {event} profiler {what} at second {edge:.1f} ({', '.join(nodes)})")
+            edges = [f"{what} at second {edge:.1f}" for edge, what in ((start, "attached"), (end, "detached"))
+                     if t - 1 <= edge < t + 1]
+            if edges:
+                said.append(f"the {event} profiler {' and '.join(edges)} ({', '.join(nodes)})")
+            elif start < t + 1 and end > t:
+                said.append(f"the {event} profiler running ({', '.join(nodes)})")
         return said
 
 

@@ -148,7 +148,7 @@ def worst(p: Phase) -> str:
         text += f", {fmt.rate(w.errors)} errors"
     if w.around:
         return text + f"; around it: {'; '.join(w.around)}."
-    return text + "; nothing else ran around it (no fault, flush, compaction, GC pause or profiler window)."
+    return text + "; nothing else ran around it (no fault, flush, compaction, GC pause or profiler)."
 
 
 def phase_item(p: Phase) -> str:
