@@ -113,5 +113,5 @@ def build(run: dict) -> Part:
         answer += "."
     slow = [r for r in out if r["status"] == "fail" and r["check"].endswith("rate, p99, failed")]
     if slow:
-        answer += f" {listing([r['check'].split(':')[0] for r in slow])} missed its rate or p99."
+        answer += f" {listing([r['check'].split(':')[0] for r in slow])} missed {'its' if len(slow) == 1 else 'their'} rate or p99."
     return Part(title(run), question, answer, out, [])
