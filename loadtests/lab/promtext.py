@@ -31,28 +31,42 @@ def series(name: str, labels: dict[str, str]) -> str:
     return name + "{" + ",".join(f'{k}="{_escape(v)}"' for k, v in labels.items()) + "}"
 
 
-def _samples(text: str) -> dict[str, float]:
-    return {
-        series(s.name, s.labels): float(s.value)
-        for family in text_string_to_metric_families(text)
-        for s in family.samples
-    }
+def _sample(line: str) -> tuple[str, float]:
+    """One sample line: its series, named as series() writes it, and its value (a timestamp after
+    the value is left out). The series text goes through prometheus_client's parser once and is
+    remembered: a page repeats the same series every scrape, only the values change, so the
+    sampler that reads every node once a second parses a page in a fraction of a millisecond
+    instead of ten (CPU it would take from the nodes it measures). ValueError: no sample."""
+    close = line.rfind("}")
+    if close >= 0:
+        head, rest = line[: close + 1], line[close + 1 :]
+    else:
+        head, _, rest = line.partition(" ")
+    fields = rest.split()
+    if not fields:
+        raise ValueError(f"no value: {line!r}")
+    return _series_key(head.strip()), float(fields[0])
+
+
+@functools.lru_cache(maxsize=4096)
+def _series_key(head: str) -> str:
+    name, pairs = _labels(head)
+    return series(name, dict(pairs))
 
 
 def parse(text: str) -> dict[str, float]:
-    """Every sample of a Prometheus text page, by series. A page the parser refuses (a line that is
-    no sample) is read line by line, the lines it cannot read left out."""
-    try:
-        return _samples(text)
-    except ValueError:
-        page: dict[str, float] = {}
-        for line in text.splitlines():
-            if line.strip() and not line.startswith("#"):
-                try:
-                    page |= _samples(line + "\n")
-                except ValueError:
-                    continue
-        return page
+    """Every sample of a Prometheus text page, by series; comments and lines that are no sample
+    are left out."""
+    page: dict[str, float] = {}
+    for line in text.splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        try:
+            key, value = _sample(line)
+        except ValueError:
+            continue
+        page[key] = value
+    return page
 
 
 @functools.lru_cache(maxsize=4096)
