@@ -31,7 +31,8 @@ PER_SECOND = re.compile(
     r"per second|a second|each second|every second|one second|in (?:its|that|the) second|second[- ]by[- ]second|\bseconds? \d",
     re.I,
 )
-NEGATION = re.compile(r"\b(?:no|not|none|never|without|nor|neither)\b|n't", re.I)
+# "no-op" (the no-op route) is a name, not a negation.
+NEGATION = re.compile(r"\b(?:no|not|none|never|without|nor|neither)\b(?!-)|n't", re.I)
 EVENT_WORDS = re.compile(r"flush|compact", re.I)
 GC = re.compile(r"\bGC\b|garbage.collect|\bcollector", re.I)
 MEAN = re.compile(r"average|\bmean\b", re.I)

@@ -114,6 +114,7 @@ class ClaimsTest(ExampleCase):
             ("No compaction ran during mixed.", True),
             ("Mixed saw 3 flushes.", False),
             ("Mixed saw 4 flushes.", True),
+            ("Mixed cost 3 times the no-op route, with 3 flushes.", False),
             ("A compaction ran during put.", True),
             ("GC pauses in put were 5-8 ms.", False),
             ("GC pauses in mixed averaged 5.9-15.4 ms per node.", False),
