@@ -18,7 +18,7 @@ from .faults import ScheduledFault
 from .ledger import companion as ledger_companion
 from .load import LoadSpec, log
 from .nodeseries import Sampler
-from .results import worst
+from .results import p99
 
 if TYPE_CHECKING:
     from .runrecord import Run
@@ -180,7 +180,7 @@ class Phase:
         log(
             f"phase {self.label}: achieved {r['achieved_rate']:.0f}/s"
             + (f" of {r['requested_rate']}/s" if r.get("requested_rate") else "")
-            + f", p99 {worst(r, 'p99'):.2f} ms, failed {r.get('error_rate', 0) * 100:.2f}%"
+            + f", p99 {p99(r):.2f} ms, failed {r.get('error_rate', 0) * 100:.2f}%"
         )
         h = record["healing"]
         if h and healing.anything(h):

@@ -26,3 +26,13 @@ def p99(result: dict) -> float:
         value = every["percentiles"].get("p99")
         return math.nan if value is None else value
     return worst(result, "p99") if result.get("latency") else math.nan
+
+
+def op_p99s(result: dict) -> dict[str, float]:
+    """Each operation's own p99 when the phase mixed operations ({"get": 3.36, "put": 3.30}), beside
+    the phase's p99 of all its requests."""
+    return {
+        name: s["percentiles"]["p99"]
+        for name, s in (result.get("latency") or {}).items()
+        if name != "all" and s and s["percentiles"].get("p99") is not None and not math.isnan(s["percentiles"]["p99"])
+    }

@@ -15,16 +15,6 @@ def p99(result: dict) -> float | None:
     return None if fmt.missing(value) else value
 
 
-def op_p99s(result: dict) -> dict[str, float]:
-    """Each operation's own p99, when the phase mixed operations."""
-    latency = result.get("latency") or {}
-    return {
-        name: s["percentiles"]["p99"]
-        for name, s in latency.items()
-        if name != "all" and s and not fmt.missing(s["percentiles"].get("p99"))
-    }
-
-
 def tolerance(run: dict) -> float:
     """How far the achieved rate may fall behind the requested one: the search's setting, which
     the run recorded, else the lab's default."""
@@ -63,7 +53,7 @@ def load_text(phase: dict) -> str:
         else f"{fmt.rate(achieved)}/s"
     )
     text += f", p99 {fmt.ms(p99(r))} ms"
-    ops = op_p99s(r)
+    ops = results.op_p99s(r)
     if ops:
         text += " (" + ", ".join(f"{op} {fmt.ms(v)} ms" for op, v in ops.items()) + ")"
     if uncorrected(phase):
