@@ -36,6 +36,11 @@ NEGATION = re.compile(r"\b(?:no|not|none|never|without|nor|neither)\b(?!-)|n't",
 EVENT_WORDS = re.compile(r"flush|compact", re.I)
 GC = re.compile(r"\bGC\b|garbage.collect|\bcollector", re.I)
 MEAN = re.compile(r"average|\bmean\b", re.I)
+# "nothing else ran around it", "no flush near them": a claim about a moment (a worst second), not
+# about the whole phase, which the events and GC of the phase cannot contradict.
+AROUND = re.compile(r"\b(?:around|near) (?:it|them|that|this|the worst)\b", re.I)
+# "GET 7.12 ms", "PUT's p99 6.07 ms": a figure of one operation of a mixed phase.
+OPERATION_BEFORE = re.compile(r"\b(get|put)(?:'s)?(?: requests)?(?: p\d+(?:\.\d+)?)?(?: (?:was|of|at))?\s*$", re.I)
 UPPER = re.compile(rf"(?:{UPPER_WORDS})\s*(?:p\d+(?:\.\d+)?\s*(?:of\s*)?)?$", re.I)
 LOWER = re.compile(rf"(?:{LOWER_WORDS})\s*$", re.I)
 WHOLE = re.compile(r"\bwhole\b|\bthroughout\b|\ball of\b|\bentire\b|\bevery second of\b", re.I)
@@ -177,7 +182,7 @@ class Reader:
         negated = any(
             NEGATION.search(clause[max(0, m.start() - 30) : m.end() + 30]) for m in EVENT_WORDS.finditer(clause)
         )
-        if negated:
+        if negated and not AROUND.search(clause):
             phases = self.about(clause, s)
             seen = [f"{p.label}: {len(p.events_of(k))} {k} events ({', '.join(sorted({e['node'] for e in p.events_of(k)}))})"
                     for p in phases for k in kinds if p.events_of(k)]
@@ -198,7 +203,7 @@ class Reader:
         if not nums:
             near = clause[max(0, first.start() - 25) : first.end() + 25]
             pauses = [p.label for p in phases if p.gc.any()]
-            if NEGATION.search(near) and pauses:
+            if NEGATION.search(near) and pauses and not AROUND.search(clause):
                 return [Warning(clause, f"the nodes paused for GC in {', '.join(pauses)}")]
             return []
         mode = "average" if MEAN.search(clause) else "per second" if PER_SECOND.search(clause) else "pause"
@@ -261,6 +266,13 @@ class Reader:
             quote = clause[before[-1].start() if before[-1].start() > seg[0] else seg[0] : group[-1].end].strip(" ,")
             if len(group) == 1:
                 w = group[0]
+                named = OPERATION_BEFORE.search(clause[max(seg[0], w.start - 24) : w.start])
+                op = named.group(1).lower() if named else None
+                of_op = [(p, p.p(key, op)) for p, _ in values if op in p.latency and p.p(key, op) is not None] if op else []
+                if of_op:  # "GET 7.12 ms": that operation's own percentile
+                    if not any(agrees(w, v, bound_of(clause, w)) for _, v in of_op):
+                        found.append(Warning(quote, "; ".join(f"the {key} of {p.label}'s {op.upper()} requests is {fmt.ms(v)} ms" for p, v in of_op)))
+                    continue
                 if not any(agrees(w, v, bound_of(clause, w)) for _, v in values):
                     ops = [f"{fmt.ms(p.p(key, op))} ms is its {op.upper()} requests'" for p, _ in values
                            for op in ("get", "put") if op in p.latency and p.p(key, op) is not None and w.matches(p.p(key, op))]
