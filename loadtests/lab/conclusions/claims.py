@@ -176,13 +176,13 @@ class Reader:
             phases = [p for p in self.about(clause, s) if p.events_known]
             if len(phases) == 1 and len(phases[0].events_of(kind)) != int(m.group(1)):
                 found.append(Warning(m.group(0), f"the time series of {phases[0].label} shows {len(phases[0].events_of(kind))} {kind} events"))
-        if found:
+        if found or AROUND.search(clause):
             return found
         kinds = [k for k, word in (("flush", "flush"), ("compaction", "compact")) if re.search(word, clause, re.I)]
         negated = any(
             NEGATION.search(clause[max(0, m.start() - 30) : m.end() + 30]) for m in EVENT_WORDS.finditer(clause)
         )
-        if negated and not AROUND.search(clause):
+        if negated:
             phases = self.about(clause, s)
             seen = [f"{p.label}: {len(p.events_of(k))} {k} events ({', '.join(sorted({e['node'] for e in p.events_of(k)}))})"
                     for p in phases for k in kinds if p.events_of(k)]
