@@ -20,6 +20,11 @@ def ms(v) -> str:
     return f"{v:.2f}" if v >= 1 else f"{v:.3f}"
 
 
+
+def each_operation(p99s: dict[str, float]) -> str:
+    """" (get 3.36 ms, put 3.30 ms)": each operation's p99 beside a mixed phase's, or nothing."""
+    return " (" + ", ".join(f"{op} {ms(v)} ms" for op, v in p99s.items()) + ")" if p99s else ""
+
 def rate(v) -> str:
     """A count or a rate, thousands apart: 15 188."""
     if missing(v):

@@ -3,8 +3,7 @@ section that shows the drift, figure by figure and node by node, from lab.soakdr
 
 from __future__ import annotations
 
-from .. import defaults, soakdrift
-from .. import results
+from .. import defaults, results, soakdrift
 from . import fmt, runs
 
 # How far the achieved rate may fall behind the soak's, as a saturation step may (the run's search's, else the default).
@@ -120,8 +119,6 @@ def verdict(run: dict) -> dict:
         return base | {"question": question, "answer": f"No soak: {why}.", "rows": [row], "passed": False}
     r = phase["result"]
     achieved, p99, errors = r.get("achieved_rate"), results.p99(r), r.get("error_rate", 0.0)
-    ops = results.op_p99s(r)  # beside the phase's p99, as a fixed-rate phase's row shows them
-    each_op = " (" + ", ".join(f"{op} {fmt.ms(v)} ms" for op, v in ops.items()) + ")" if ops else ""
     slo, max_errors = cfg.get("slo_p99_ms"), cfg.get("max_error_rate")
     behind = (cfg.get("saturation") or {}).get("tolerance", RATE_TOLERANCE)
     rows = [{
@@ -131,7 +128,7 @@ def verdict(run: dict) -> dict:
         "status": "pass" if achieved >= rate * (1 - behind) else "fail",
         "gate": "performance",
     }]
-    rows.append({"check": f"p99 over the {duration}", "observed": f"{fmt.ms(p99)} ms{each_op}", "target": f"≤ {slo:g} ms (SLO)",
+    rows.append({"check": f"p99 over the {duration}", "observed": f"{fmt.ms(p99)} ms{fmt.each_operation(results.op_p99s(r))}", "target": f"≤ {slo:g} ms (SLO)",
                  "status": "pass" if p99 <= slo else "fail", "gate": "performance"})
     rows.append({"check": "requests failed", "observed": fmt.pct(errors), "target": f"≤ {fmt.pct(max_errors)}",
                  "status": "pass" if errors <= max_errors else "fail", "gate": "performance"})

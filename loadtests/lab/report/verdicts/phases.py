@@ -53,9 +53,7 @@ def load_text(phase: dict) -> str:
         else f"{fmt.rate(achieved)}/s"
     )
     text += f", p99 {fmt.ms(p99(r))} ms"
-    ops = results.op_p99s(r)
-    if ops:
-        text += " (" + ", ".join(f"{op} {fmt.ms(v)} ms" for op, v in ops.items()) + ")"
+    text += fmt.each_operation(results.op_p99s(r))
     if uncorrected(phase):
         text += " (from the send)"
     return text + f", {fmt.pct(r.get('error_rate', 0.0))} failed"
