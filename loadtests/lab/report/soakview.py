@@ -88,7 +88,7 @@ def _drift_row(f: dict, window: str) -> dict:
         return {"check": check, "observed": f"not measured: {f['why']}", "target": tol.rule(),
                 "status": "info", "gate": "none"}
     node, j = found
-    who = "" if node == "all" else f"{node}{' (the node nearest its limit)' if len(f['nodes']) > 1 else ''}: "
+    who = "" if node == "all" else f"{node}{' (nearest its limit)' if len(f['nodes']) > 1 else ''}: "
     return {
         "check": check,
         "observed": f"{who}{_level(j['first'], tol.unit)} → {_level(j['last'], tol.unit)}, {_change(j, tol.unit)}",

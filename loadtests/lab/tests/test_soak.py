@@ -121,7 +121,7 @@ class DriftTest(unittest.TestCase):
         self.assertFalse(v["passed"])
         rss = rows_by_check(v)["RSS"]
         self.assertEqual((rss["status"], rss["gate"]), ("fail", "performance"))
-        self.assertTrue(rss["observed"].startswith("n1 (the node nearest its limit): "), rss["observed"])
+        self.assertTrue(rss["observed"].startswith("n1 (nearest its limit): "), rss["observed"])
         self.assertIn("(+20 % of the first window, at least +32 MiB)", rss["target"])
         self.assertTrue(v["answer"].startswith("No: RSS: the last 5 min against the first: n1"), v["answer"])
         others = [r for r in v["rows"] if r is not rss]
