@@ -121,6 +121,14 @@ class _Lists(Preprocessor):
         return lists_as_github_reads_them(lines)
 
 
+THOUSANDS_SPACE = re.compile(r"(?<=\d) (?=\d{3}(?!\d))")
+
+
+def _unbroken_numbers(text: str | None) -> str | None:
+    """"1 000/s" with a no-break space, so that a table cell or a title never breaks a number."""
+    return THOUSANDS_SPACE.sub("\u00a0", text) if text else text
+
+
 class _Page(Treeprocessor):
     """Images the report shows become data URIs; links to another run's report.md point at its
     report.html, the page a reader of the HTML wants; headings get the ids GitHub gives them, which
@@ -141,6 +149,10 @@ class _Page(Treeprocessor):
             href = a.get("href", "")
             if "://" not in href and href.endswith("report.md"):
                 a.set("href", href[: -len("report.md")] + "report.html")
+        for el in root.iter():
+            if el.tag not in ("code", "pre"):
+                el.text = _unbroken_numbers(el.text)
+            el.tail = _unbroken_numbers(el.tail)
         anchor = Anchors()
         for h in root.iter():
             if isinstance(h.tag, str) and re.fullmatch(r"h[1-6]", h.tag):

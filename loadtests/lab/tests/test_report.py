@@ -461,6 +461,14 @@ class RenderTest(ReportCase):
         self.assertIn('href="phases/01-put/profiles/n0-cpu.html"', page)
         self.assertEqual([], [p for p in check.problems(d) if "report.html" in p])
 
+    def test_a_number_with_thousands_never_breaks_across_lines_on_the_page(self):
+        d = write_run(self.root, "20260101-000000-lab", 1.0)
+        (d / "conclusion.md").write_text("It held 12 500/s; `make lab RATE=1 000` is code.\n")
+        md, page = self.generate(d)
+        self.assertIn("12 500/s", md)
+        self.assertIn("It held 12\u00a0500/s", page)
+        self.assertIn("<code>make lab RATE=1 000</code>", page)
+
     def test_the_check_finds_markdown_left_unrendered(self):
         d = write_run(self.root, "20260101-000000-lab", 1.0)
         self.generate(d)
