@@ -72,7 +72,7 @@ class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics, RunsLed
         self.restarts = {p["metadata"]["name"]: restarts(p) for p in self.pods}
         self.management = Management(self.kubectl, [n.name for n in self.nodes])
         self.faults: list[ScheduledFault] = []
-        self._phase_faults = 0  # faults made before the current phase
+        self._counted_faults: set[int] = set()  # faults that began in a phase already checked
 
     def check(self) -> None:
         self.release.check(self.pods, profiled=bool(self.cfg.events))
@@ -143,8 +143,9 @@ class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics, RunsLed
 
     def after_phase(self, label: str) -> None:
         """Every pod still there and not restarted, unless a fault of the phase did it."""
-        faulted = {f.node for f in self.faults[self._phase_faults :] if f.began_at_s is not None}
-        self._phase_faults = len(self.faults)
+        began = [f for f in self.faults if f.began_at_s is not None and id(f) not in self._counted_faults]
+        faulted = {f.node for f in began}
+        self._counted_faults |= {id(f) for f in began}
         now = {p["metadata"]["name"]: p for p in self.release.pods()}
         for n in self.nodes:
             p = now.get(n.name)

@@ -549,7 +549,7 @@ def fault_executor(fake: FakeKubectl, pods: list[dict]) -> executor.K8sExecutor:
     ex.restarts = {p["metadata"]["name"]: 0 for p in pods}
     ex.release = release.Release.__new__(release.Release)
     ex.release.kubectl, ex.release.selector = fake, "app.kubernetes.io/instance=kvlab"
-    ex.faults, ex._phase_faults = [], 0
+    ex.faults, ex._counted_faults = [], set()
     ex.management = management.Management(fake, [])
     return ex
 
@@ -706,6 +706,15 @@ class ExecutorFaultsTest(unittest.TestCase):
         self.fake.pods["kvlab-1"] = [kvlab_pod("kvlab-1", restarts=2)]
         with self.assertRaisesRegex(SystemExit, "pod kvlab-1 restarted during phase mixed"):
             self.ex.after_phase("mixed")
+
+    def test_a_kill_made_before_the_first_phase_is_expected_in_the_phase_it_begins_in(self):
+        kill = self.ex.fault("kill", 1, 20, 15)  # the fault scenario makes its faults before the fill
+        self.ex.after_phase("fill")
+        self.ex.after_phase("warm-up mixed")
+        kill.began_at_s = 20.0
+        self.fake.pods["kvlab-1"] = [kvlab_pod("kvlab-1", restarts=1)]
+        self.ex.after_phase("faults")
+        self.assertEqual(self.ex.restarts["kvlab-1"], 1)
 
     def test_closing_ends_a_pause_still_on(self):
         self.ex.fault("kill", 0, 0, 1)  # never started: nothing to end
