@@ -7,6 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from ..report import fmt, runs, timeline
+from ..report.fmt import listing
 from .facts import Phase, profiler_windows
 
 
@@ -21,11 +22,6 @@ def duration(seconds: float) -> str:
     """"3 min 56 s", "42 s"."""
     s = round(seconds)
     return f"{s // 60} min {s % 60} s" if s >= 60 else f"{s} s"
-
-
-def listing(items: list[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
-    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1] if items else ""
 
 
 def upper(text: str) -> str:

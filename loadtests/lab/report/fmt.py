@@ -64,3 +64,10 @@ def md_text(v) -> str:
 
 
 FILTERS = {"ms": ms, "rate": rate, "num": num, "pct": pct, "ratio": ratio, "seconds": seconds, "text": md_text}
+
+
+def listing(items: list[str], conjunction: str = "and") -> str:
+    """"a", "a and b", "a, b and c" (or another conjunction)."""
+    if len(items) <= 1:
+        return "".join(items)
+    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]

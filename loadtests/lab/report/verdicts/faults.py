@@ -6,8 +6,9 @@ repaired; then whether the cluster healed and whether an acknowledged write was 
 from __future__ import annotations
 
 from .. import fmt, headline, timeline
+from ..fmt import listing
 from . import fill, ledger, phases
-from .rows import Part, listing, row
+from .rows import Part, row
 
 VERBS = {"kill": "killed", "pause": "paused", "cutoff": "cut off"}
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 
 from ... import hotpath as bench
 from .. import fmt, headline, runs, views
+from ..fmt import listing
 from . import fill, phases
-from .rows import Part, listing, row
+from .rows import Part, row
 
 # The operations held to the CPU target.
 HELD_TO_RATIO = ("get",)

@@ -5,8 +5,9 @@ ledger instead, and the highest rate the short search after the phases sustained
 from __future__ import annotations
 
 from .. import fmt, headline
+from ..fmt import listing
 from . import faults, fill, ledger, phases, saturation
-from .rows import Part, listing
+from .rows import Part
 
 
 def question(run: dict) -> str:

@@ -33,8 +33,3 @@ def failing(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["status"] == "fail"]
 
 
-def listing(items: list[str], conjunction: str = "and") -> str:
-    """"a", "a and b", "a, b and c" (or another conjunction)."""
-    if len(items) <= 1:
-        return "".join(items)
-    return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from ... import scale as bench
 from .. import fmt, headline, runs, scaleview
+from ..fmt import listing
 from . import fill
-from .rows import Part, listing, row
+from .rows import Part, row
 
 
 def targets(scale: dict) -> tuple[float, float]:

@@ -11,6 +11,7 @@ import re
 
 from ...results import is_measured
 from .. import fmt, views
+from ..fmt import listing
 from . import phases
 from .rows import row
 
@@ -19,7 +20,6 @@ BOOKKEEPING = {"count>=0", "max>=0"}
 # k6's built-in trends of time, in ms.
 TIMES = {"http_req_duration", "http_req_waiting", "http_req_blocked", "http_req_connecting", "http_req_sending",
          "http_req_receiving", "http_req_tls_handshaking", "iteration_duration"}
-NAMED = 3  # crossed thresholds the row names; the table lists them all
 DURATION = re.compile(r"http_req_duration(?:\{op:(\w+)\})?")
 
 
@@ -105,7 +105,8 @@ def rows(table: list[dict]) -> list[dict]:
     crossed = [t for t in gated if not t["ok"]]
     observed_text = f"{len(crossed)} of {len(gated)} crossed"
     if crossed:
-        named = [f"{t['phase']} {t['threshold']} ({t['observed']})" for t in crossed[:NAMED]]
-        more = len(crossed) - NAMED
-        observed_text += ": " + ", ".join(named) + (f" and {more} more (the table below)" if more > 0 else "")
+        # The phases only: the table below names each threshold and its value, and a short cell
+        # leaves the verdict's other columns room on the first screen.
+        where = list(dict.fromkeys(t["phase"] for t in crossed))
+        observed_text += f", in {listing(where)} (the table below)"
     return [row("k6 thresholds of the phases held to the SLO", observed_text, "none crossed", not crossed, "performance")]
