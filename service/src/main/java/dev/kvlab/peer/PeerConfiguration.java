@@ -87,16 +87,35 @@ public class PeerConfiguration {
         return new TimeoutTimer(Duration.ofMillis(20));
     }
 
+    /** Longest a pooled peer connection is kept idle when the servers close idle ones later or never. */
+    static final Duration PEER_CONNECTION_MAX_IDLE = Duration.ofSeconds(30);
+
     /** One pool of connections to the peers for every replica call; disposed at shutdown. */
     @Bean(destroyMethod = "dispose")
-    ConnectionProvider replicaConnections(ReplicationProperties properties) {
+    ConnectionProvider replicaConnections(ReplicationProperties properties,
+                                          @Value("${server.netty.idle-timeout:#{null}}") Duration serverIdleTimeout) {
+        Duration maxIdle = peerConnectionMaxIdle(serverIdleTimeout);
         return ConnectionProvider.builder("kvlab-replicas")
                 .maxConnections(properties.maxConnections())
                 .pendingAcquireMaxCount(properties.pendingAcquireMax())
                 .pendingAcquireTimeout(properties.timeout())
-                .maxIdleTime(Duration.ofSeconds(30))
-                .evictInBackground(Duration.ofSeconds(30))
+                .maxIdleTime(maxIdle)
+                .evictInBackground(maxIdle)
                 .build();
+    }
+
+    /**
+     * How long a peer connection may sit idle in the pool: half the peers' own idle timeout (the
+     * cluster's nodes share their configuration), so that the pool lets a connection go before the
+     * peer closes it. Kept longer, a replica call could take a connection the peer is closing at
+     * that moment and fail with "closed before response".
+     */
+    static Duration peerConnectionMaxIdle(Duration serverIdleTimeout) {
+        if (serverIdleTimeout == null || serverIdleTimeout.isZero() || serverIdleTimeout.isNegative()) {
+            return PEER_CONNECTION_MAX_IDLE;
+        }
+        Duration half = serverIdleTimeout.dividedBy(2);
+        return half.compareTo(PEER_CONNECTION_MAX_IDLE) < 0 ? half : PEER_CONNECTION_MAX_IDLE;
     }
 
     /**
