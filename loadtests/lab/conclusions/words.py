@@ -18,12 +18,6 @@ def ms(v) -> str:
     return f"{fmt.ms(v)} ms"
 
 
-def duration(seconds: float) -> str:
-    """"3 min 56 s", "42 s"."""
-    s = round(seconds)
-    return f"{s // 60} min {s % 60} s" if s >= 60 else f"{s} s"
-
-
 def upper(text: str) -> str:
     return text[:1].upper() + text[1:]
 
@@ -31,7 +25,7 @@ def upper(text: str) -> str:
 def run_length(run: dict) -> str | None:
     try:
         taken = datetime.strptime(run["finished"], STAMP) - datetime.strptime(run["started"], STAMP)
-        return duration(taken.total_seconds())
+        return fmt.duration(taken.total_seconds())
     except (KeyError, TypeError, ValueError):
         return None
 

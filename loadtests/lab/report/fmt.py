@@ -71,3 +71,11 @@ def listing(items: list[str], conjunction: str = "and") -> str:
     if len(items) <= 1:
         return "".join(items)
     return ", ".join(items[:-1]) + f" {conjunction} " + items[-1]
+
+
+def duration(seconds: float) -> str:
+    """"30 min", "4 min 51 s", "40 s"."""
+    m, s = divmod(int(round(seconds)), 60)
+    if not m:
+        return f"{s} s"
+    return f"{m} min" + (f" {s} s" if s else "")

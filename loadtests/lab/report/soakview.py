@@ -10,14 +10,6 @@ from . import fmt, runs
 RATE_TOLERANCE = defaults.number("TOLERANCE")
 
 
-def minutes(seconds: float) -> str:
-    """30 min, 4 min, 1 min 30 s, 40 s."""
-    m, s = divmod(int(round(seconds)), 60)
-    if not m:
-        return f"{s} s"
-    return f"{m} min" + (f" {s} s" if s else "")
-
-
 def rate_origin(soak: dict) -> str:
     """Where the soak's rate came from, in words."""
     share = f"{soak.get('share', 0) * 100:g} %"
@@ -37,7 +29,7 @@ def title(run: dict) -> str:
     k8s = run.get("executor") == "k8s"
     where = "kvlab soak on Kubernetes" if k8s else "kvlab soak"
     nodes = f"{n} {'pod' if k8s else 'node'}{'' if n == 1 else 's'}"
-    duration = minutes(run["config"]["soak"]["duration_s"])
+    duration = fmt.duration(run["config"]["soak"]["duration_s"])
     head = f"{where}: {nodes}, replicas {runs.replicas(run)}, mixed"
     if not soak.get("rate"):
         return f"{head} for {duration}: no rate to soak at"
@@ -103,7 +95,7 @@ def verdict(run: dict) -> dict:
     files and disk stay within their tolerances from the first window to the last."""
     soak = run.get("soak") or {}
     cfg = run["config"]
-    duration = minutes(cfg["soak"]["duration_s"])
+    duration = fmt.duration(cfg["soak"]["duration_s"])
     rate = soak.get("rate")
     base = {"kind": "soak", "executor": run.get("executor", "local"), "title": title(run)}
     question = (
@@ -133,7 +125,7 @@ def verdict(run: dict) -> dict:
     rows.append({"check": "requests failed", "observed": fmt.pct(errors), "target": f"≤ {fmt.pct(max_errors)}",
                  "status": "pass" if errors <= max_errors else "fail", "gate": "performance"})
     d = soakdrift.drift(run)
-    window = minutes(d["window_s"])
+    window = fmt.duration(d["window_s"])
     drifts = [_drift_row(f, window) for f in d["figures"]]
     rows += drifts
     failed = [row for row in rows if row["status"] == "fail" and row["gate"] != "none"]
@@ -154,17 +146,17 @@ def view(run: dict) -> dict | None:
     if d is None:
         return None
     soak = run["soak"]
-    window = minutes(d["window_s"])
+    window = fmt.duration(d["window_s"])
     scaled = (
-        f" (a sixth of the {minutes(d['duration_s'])} soak: {minutes(run['config']['soak']['window_s'])} from a "
-        f"{minutes(run['config']['soak']['window_s'] * soakdrift.WINDOWS_PER_SOAK)} soak on)"
+        f" (a sixth of the {fmt.duration(d['duration_s'])} soak: {fmt.duration(run['config']['soak']['window_s'])} from a "
+        f"{fmt.duration(run['config']['soak']['window_s'] * soakdrift.WINDOWS_PER_SOAK)} soak on)"
         if d["scaled"]
         else ""
     )
     return {
         "rate": f"{fmt.rate(soak['rate'])}/s",
         "origin": rate_origin(soak),
-        "duration": minutes(d["duration_s"]),
+        "duration": fmt.duration(d["duration_s"]),
         "window": window,
         "windows": f"the first {window} of the load (seconds 0–{d['first'][1]:g}) against the last "
         f"(seconds {d['last'][0]:g}–{d['last'][1]:g}){scaled}",
