@@ -47,9 +47,6 @@ public record ClusterProperties(
     /** Name of the only node of a cluster of one. */
     public static final String SINGLE_NODE = "local";
 
-    /** A shorter secret is too easy to guess. */
-    public static final int MIN_SECRET_BYTES = 16;
-
     public ClusterProperties {
         if (secret != null && secretFile != null) {
             throw new IllegalArgumentException("set kvlab.cluster.secret or kvlab.cluster.secret-file, not both");
@@ -59,7 +56,10 @@ public record ClusterProperties(
         }
     }
 
-    /** The cluster's secret as bytes, read from {@code secretFile} when set; null when there is none. */
+    /**
+     * The cluster's secret as bytes, read from {@code secretFile} when set; null when there is none.
+     * A weak one ({@link SecretStrength}) is refused, so a node does not start on it.
+     */
     public byte[] secretBytes() {
         String text = secret;
         if (secretFile != null) {
@@ -73,9 +73,9 @@ public record ClusterProperties(
             return null;
         }
         byte[] bytes = text.strip().getBytes(StandardCharsets.UTF_8);
-        if (bytes.length < MIN_SECRET_BYTES) {
-            throw new IllegalArgumentException("the cluster secret is " + bytes.length + " bytes long; it must have at least "
-                    + MIN_SECRET_BYTES + " (for example 32 random bytes in hex: head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \\n')");
+        String weakness = SecretStrength.weakness("the cluster secret", bytes);
+        if (weakness != null) {
+            throw new IllegalArgumentException(weakness);
         }
         return bytes;
     }
