@@ -105,10 +105,10 @@ class RepairTest {
                 + cluster.bean(2, RepairService.class).recordsSent();
         assertThat(copied).as("records copied to the wiped node").isGreaterThanOrEqualTo(KEYS);
         var asked = cluster.management(1).send("POST", "/actuator/kvlab/repair", HttpRequest.BodyPublishers.ofString("{}"),
-                "Content-Type", "application/json");
+                "Content-Type", "application/json", "Authorization", "Bearer " + cluster.secret());
         assertThat(asked.statusCode()).isEqualTo(200);
         assertThat(cluster.management(1).send("POST", "/actuator/kvlab/shrug", HttpRequest.BodyPublishers.ofString("{}"),
-                "Content-Type", "application/json").statusCode()).isEqualTo(400);
+                "Content-Type", "application/json", "Authorization", "Bearer " + cluster.secret()).statusCode()).isEqualTo(400);
     }
 
     @Test

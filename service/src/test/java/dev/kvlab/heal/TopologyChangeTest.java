@@ -55,7 +55,8 @@ class TopologyChangeTest {
 
         // Node 3 leaves: it hands its records to the three that stay, then the list shrinks.
         KvClient management = cluster.management(3);
-        var leave = management.send("POST", "/actuator/kvlab/leave", HttpRequest.BodyPublishers.ofString("{}"), "Content-Type", "application/json");
+        var leave = management.send("POST", "/actuator/kvlab/leave", HttpRequest.BodyPublishers.ofString("{}"), "Content-Type", "application/json",
+                "Authorization", "Bearer " + cluster.secret());
         assertThat(leave.statusCode()).as(text(leave)).isEqualTo(200);
         await().atMost(Duration.ofSeconds(40)).until(() -> {
             Handoff.Leave leaving = cluster.bean(3, Handoff.class).leaving();
@@ -80,7 +81,7 @@ class TopologyChangeTest {
     void aLeavingNodeHandsOverAsItStopsWhatItTookAfterItsLastPass() throws Exception {
         cluster = InProcessCluster.start(4, Map.of("kvlab.replication.timeout", "500ms"));
         var leave = cluster.management(3).send("POST", "/actuator/kvlab/leave", HttpRequest.BodyPublishers.ofString("{}"),
-                "Content-Type", "application/json");
+                "Content-Type", "application/json", "Authorization", "Bearer " + cluster.secret());
         assertThat(leave.statusCode()).as(text(leave)).isEqualTo(200);
         await().atMost(Duration.ofSeconds(20)).until(() -> {
             Handoff.Leave leaving = cluster.bean(3, Handoff.class).leaving();
