@@ -25,11 +25,15 @@ build: check-java ## build service/target/kvlab-service.jar
 test: check-java ## run every test: unit, API, cluster, process (kill -9, small heap), Docker fault tests, the lab's self-tests
 	$(MVN) verify
 
-run: build ## run one node on PORT (8080) with data in DATA (./data/n0)
-	$(JAVA) -XX:+ExitOnOutOfMemoryError -jar $(JAR) --server.port=$(PORT) --kvlab.storage.dir=$(DATA)
+# The address of the nodes' management ports (actuator): this machine only, unless set otherwise.
+MANAGEMENT_ADDRESS ?= 127.0.0.1
+
+run: build ## run one node on PORT (8080) with data in DATA (./data/n0), its management port on MANAGEMENT_ADDRESS (127.0.0.1)
+	$(JAVA) -XX:+ExitOnOutOfMemoryError -jar $(JAR) --server.port=$(PORT) --kvlab.storage.dir=$(DATA) \
+		--management.server.address=$(MANAGEMENT_ADDRESS)
 
 N ?= 3
-CLUSTER := JAVA=$(JAVA) JAR=$(JAR) scripts/local-cluster.sh
+CLUSTER := JAVA=$(JAVA) JAR=$(JAR) MANAGEMENT_ADDRESS=$(MANAGEMENT_ADDRESS) scripts/local-cluster.sh
 
 up: build ## start a local cluster of N (3) nodes on 127.0.0.1:8080.. with data in ./data/n*
 	$(CLUSTER) up $(N)

@@ -4,11 +4,13 @@ reckons by, hints kept for peers, its last repair round with each peer, handoff 
 progress, tombstones purged. `make status` runs it (through scripts/local-cluster.sh status); it
 needs nothing but Python 3's standard library.
 
-    cluster-status.py [--timeout S] --node NAME URL MANAGEMENT_URL PID [--node ...]
+    cluster-status.py [--timeout S] [--repair --token-file FILE] --node NAME URL MANAGEMENT_URL PID [--node ...]
 
 Each node is asked on its client port (/v0/status) whether it serves, and on its management port
 for /actuator/kvlab (the cluster as it sees it) and /actuator/prometheus (its hint counters). PID
-is the node's process id, or - when unknown. Peers are shown by the names given here.
+is the node's process id, or - when unknown. Peers are shown by the names given here. A repair
+changes state, so the node takes it only with a credential: --token-file names a file with the
+cluster secret or the management admin token, sent as `Authorization: Bearer`; reads need none.
 """
 
 from __future__ import annotations
@@ -40,8 +42,10 @@ class Node:
     error: str = ""
 
 
-def fetch(url: str, timeout: float, data: bytes | None = None) -> bytes:
+def fetch(url: str, timeout: float, data: bytes | None = None, token: str | None = None) -> bytes:
     headers = {"Content-Type": "application/json"} if data is not None else {}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
     request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data is not None else "GET")
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return response.read()
@@ -104,7 +108,11 @@ def timed_out(e: Exception) -> bool:
 
 def reason(e: Exception) -> str:
     if isinstance(e, urllib.error.HTTPError):
-        return f"HTTP {e.code}"
+        try:  # the node says why in the first line of its answer (a 401: which credential it wants)
+            why = e.read(300).decode(errors="replace").strip().splitlines()[0]
+        except (OSError, IndexError):
+            why = ""
+        return f"HTTP {e.code}" + (f": {why}" if why else "")
     if isinstance(e, urllib.error.URLError):
         return str(e.reason)
     return str(e) or type(e).__name__
@@ -298,6 +306,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for each answer")
     p.add_argument("--repair", action="store_true", help="ask every serving node for a repair round with every peer now")
     p.add_argument(
+        "--token-file",
+        help="a file with the cluster secret or the management admin token, which a repair needs (make up keeps the secret in data/cluster-secret)",
+    )
+    p.add_argument(
         "--node", nargs=4, action="append", required=True, metavar=("NAME", "URL", "MANAGEMENT_URL", "PID")
     )
     return p.parse_args(argv)
@@ -310,14 +322,31 @@ def nodes_of(args: argparse.Namespace) -> list[Node]:
     ]
 
 
-def repair(nodes: list[Node], timeout: float) -> int:
+def read_token(path: str | None) -> str | None:
+    """The credential in the file, surrounding white space stripped; None (with why, on stderr) when there is none."""
+    if not path:
+        print("a repair needs the cluster secret or the management admin token: --token-file FILE", file=sys.stderr)
+        return None
+    try:
+        with open(path, encoding="utf-8") as f:
+            token = f.read().strip()
+    except OSError as e:
+        print(f"cannot read the token file {path}: {e.strerror or e}", file=sys.stderr)
+        return None
+    if not token:
+        print(f"the token file {path} is empty", file=sys.stderr)
+        return None
+    return token
+
+
+def repair(nodes: list[Node], timeout: float, token: str) -> int:
     failed = 0
     for n in nodes:
         if n.pid is not None and not process_alive(n.pid):
             print(f"{n.name}: down, skipped")
             continue
         try:
-            fetch(f"{n.management}/actuator/kvlab/repair", timeout, data=b"{}")
+            fetch(f"{n.management}/actuator/kvlab/repair", timeout, data=b"{}", token=token)
             print(f"{n.name}: a repair round with every peer starts within a second")
         except (OSError, urllib.error.URLError) as e:
             failed += 1
@@ -331,7 +360,8 @@ def main(argv: list[str]) -> int:
     args = parse_args(argv)
     nodes = nodes_of(args)
     if args.repair:
-        return repair(nodes, args.timeout)
+        token = read_token(args.token_file)
+        return repair(nodes, args.timeout, token) if token else 2
     names = {n.url: n.name for n in nodes}
     now = time.time()
     for n in nodes:

@@ -10,11 +10,14 @@
 # (seconds a node may take to answer, 60; more on a machine other work keeps busy),
 # EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
 # by default when several nodes share this machine's CPUs, the node's own defaults for a single node.
+# MANAGEMENT_ADDRESS (127.0.0.1): the address each node's management port listens on; only this
+# machine reaches it unless it is set to 0.0.0.0 or another interface.
 # The nodes share the secret in DATA_ROOT/cluster-secret (made on the first `up`, kept with the data):
 # only callers that hold it may speak the replica protocol. A node that runs out of heap exits
 # (-XX:+ExitOnOutOfMemoryError) rather than serve on half-broken. Each node's actuator is on its
 # client port + 1000 (the node's default management port): status and repair ask it there, through
-# scripts/cluster-status.py (Python 3).
+# scripts/cluster-status.py (Python 3); a repair sends the cluster secret as its credential
+# (Authorization: Bearer), which every state-changing call on a management port needs.
 set -euo pipefail
 
 JAVA=${JAVA:-java}
@@ -25,6 +28,7 @@ JAVA_OPTS=${JAVA_OPTS:-}
 EVENT_LOOPS=${EVENT_LOOPS:-}
 STORAGE_THREADS=${STORAGE_THREADS:-}
 START_TIMEOUT=${START_TIMEOUT:-60}
+MANAGEMENT_ADDRESS=${MANAGEMENT_ADDRESS:-127.0.0.1}
 RUN_DIR="$DATA_ROOT/run"
 SECRET="$DATA_ROOT/cluster-secret"
 # The client URLs of the nodes `up` started, one a line: status and repair find them there, whatever
@@ -62,7 +66,7 @@ launch() {
   # shellcheck disable=SC2086 # JAVA_OPTS holds several options
   nohup "$JAVA" -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
     --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$url" --kvlab.cluster.secret-file="$SECRET" \
-    --kvlab.netty.event-loops="$loops" --kvlab.storage.threads="$storage" \
+    --kvlab.netty.event-loops="$loops" --kvlab.storage.threads="$storage" --management.server.address="$MANAGEMENT_ADDRESS" \
     >>"$log" 2>&1 &
   echo $! >"$RUN_DIR/n$i.pid"
 }
@@ -181,7 +185,7 @@ repair() {
   local args
   if ! args=$(node_args); then echo "no cluster is up (no pid files in $RUN_DIR)" >&2; exit 1; fi
   mapfile -t args <<<"$args"
-  python3 "$HERE/cluster-status.py" --repair "${args[@]}"
+  python3 "$HERE/cluster-status.py" --repair --token-file "$SECRET" "${args[@]}"
 }
 
 case "${1:-}" in

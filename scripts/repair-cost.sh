@@ -114,8 +114,11 @@ metric() {
   curl -fsS --max-time 5 "$(mgmt "$1")/actuator/prometheus" |
     awk -v m="$2" 'index($0, m) == 1 { split($0, f, " "); v = f[2] } END { printf "%.0f\n", v + 0 }'
 }
+# A repair changes state: the node takes it with the cluster's secret as its credential, given to
+# curl on its stdin rather than on a command line.
 repair_now() {
-  curl -fsS --max-time 5 -X POST -H 'Content-Type: application/json' -d '{}' "$(mgmt "$1")/actuator/kvlab/repair" >/dev/null
+  printf 'Authorization: Bearer %s\n' "$(cat "$DATA_ROOT/cluster-secret")" |
+    curl -fsS --max-time 5 -X POST -H @- -H 'Content-Type: application/json' -d '{}' "$(mgmt "$1")/actuator/kvlab/repair" >/dev/null
 }
 record() { jq -cn "$@" >>"$RESULTS"; }
 

@@ -63,8 +63,11 @@ def figures(page: dict[str, float]) -> dict[str, float]:
     return out
 
 
-def fetch(url: str, timeout: float = 3.0, data: bytes | None = None) -> bytes:
+def fetch(url: str, timeout: float = 3.0, data: bytes | None = None, token: bytes | None = None) -> bytes:
     headers = {"Content-Type": "application/json"} if data is not None else {}
+    if token:
+        # A state-changing call on the management port needs the cluster secret (or admin token).
+        headers["Authorization"] = "Bearer " + token.decode()
     request = urllib.request.Request(url, data=data, headers=headers, method="POST" if data is not None else "GET")
     with urllib.request.urlopen(request, timeout=timeout) as response:
         return response.read()
@@ -129,10 +132,11 @@ def anything(d: dict) -> bool:
 # -------------------------------------------------------------------------- waiting for the heal
 
 
-def request_repair(management: str, timeout: float = 3.0) -> str:
-    """Asks the node for a repair round with every peer now; "" or why it could not."""
+def request_repair(management: str, timeout: float = 3.0, token: bytes | None = None) -> str:
+    """Asks the node for a repair round with every peer now, with token (the cluster secret) as its
+    credential; "" or why it could not."""
     try:
-        fetch(f"{management}/actuator/kvlab/repair", timeout, data=b"{}")
+        fetch(f"{management}/actuator/kvlab/repair", timeout, data=b"{}", token=token)
         return ""
     except (OSError, urllib.error.URLError) as e:
         return f"{management}/actuator/kvlab/repair: {getattr(e, 'reason', e)}"

@@ -91,7 +91,11 @@ class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNode
         return healing.sample(self.management())
 
     def await_healed(self, timeout_s: float) -> dict:
-        return healing.await_healed(self.management(), timeout_s, log)
+        # The repairs it asks for need the cluster's secret: the one the nodes were started with.
+        from .ledger.local import LocalCluster
+
+        token = LocalCluster(self.cfg.targets, self.cfg.pids).cluster_secret()
+        return healing.await_healed(self.management(), timeout_s, log, repairer=lambda m: healing.request_repair(m, token=token))
 
     def node_metrics(self) -> dict[str, dict[str, float] | str]:
         return promtext.fetch_all(self.management(), nodeseries.SCRAPE_TIMEOUT_S)

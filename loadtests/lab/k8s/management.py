@@ -17,11 +17,15 @@ from collections.abc import Callable
 from .kubectl import Kubectl, parallel
 
 ANSWER = "KVLAB-HTTP "
-# In the node's container, which has curl and knows its management port (MANAGEMENT_SERVER_PORT).
+# In the node's container, which has curl and knows its management port (MANAGEMENT_SERVER_PORT)
+# and its secret file (KVLAB_CLUSTER_SECRET_FILE).
 LOOP = r"""port=${MANAGEMENT_SERVER_PORT:-9080}
 while read -r n method limit path; do
   if [ "$method" = POST ]; then
-    out=$(curl -sS -f -m "$limit" -X POST -H 'Content-Type: application/json' -d '{}' \
+    # A state-changing call needs the cluster's secret, the pod's own file, as its credential; it
+    # goes to curl on its stdin, not on a command line.
+    out=$(printf 'Authorization: Bearer %s\n' "$(cat "${KVLAB_CLUSTER_SECRET_FILE:-/etc/kvlab/cluster-secret}")" |
+      curl -sS -f -m "$limit" -X POST -H @- -H 'Content-Type: application/json' -d '{}' \
       "http://127.0.0.1:$port$path" 2>&1)
   else
     out=$(curl -sS -f -m "$limit" "http://127.0.0.1:$port$path" 2>&1)

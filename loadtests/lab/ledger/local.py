@@ -60,9 +60,13 @@ class LocalCluster:
 
         return topology({t: status(t) for t in self.targets})
 
+    def cluster_secret(self) -> bytes:
+        """The cluster's secret, as a node that runs now was started with it."""
+        return secret_of(self._launch())
+
     def reader(self):
         """A function that reads keys of the ledger at one node (its client URL): key -> Held."""
-        secret = secret_of(self._launch())
+        secret = self.cluster_secret()
 
         def read(target: str, keys: list[str], tag: str) -> dict[str, Held]:
             return read_records(target, keys, tag, secret)

@@ -10,10 +10,12 @@ import io
 import json
 import subprocess
 import sys
+import tempfile
 import threading
 import unittest
 from datetime import datetime, timezone
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from lab import tools
 
@@ -105,6 +107,8 @@ class FakeNode(BaseHTTPRequestHandler):
 
     document: dict = {}
     repairs: list = []
+    # The credential the node takes for a state-changing call, as a real node's management port does.
+    token = "a1b2c3d4e5f60718293a4b5c6d7e8f90"
 
     def do_GET(self):  # noqa: N802 - http.server's name
         if self.path == "/v0/status":
@@ -120,6 +124,9 @@ class FakeNode(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length", 0))
         body = self.rfile.read(length)
         FakeNode.repairs.append((self.path, self.headers.get("Content-Type"), body))
+        if self.headers.get("Authorization") != f"Bearer {FakeNode.token}":
+            self._send(401, b"a state-changing management call needs a credential\n", "text/plain")
+            return
         self._send(200, b'{"repair":"a round with every peer starts within a second"}', "application/json")
 
     def _send(self, code: int, body: bytes, kind: str):
@@ -250,17 +257,40 @@ class AgainstAFakeNode(unittest.TestCase):
         self.assertRegex(p.stdout, r"n1  down .*\n    no status: .*(refused|Errno)")
         self.assertTrue(p.stdout.rstrip().endswith("1 of 2 nodes serving; 1 234 hints pending"), p.stdout)
 
-    def test_repair_posts_json_to_every_node(self):
+    def token_file(self, token: str) -> str:
+        d = tempfile.TemporaryDirectory()
+        self.addCleanup(d.cleanup)
+        path = Path(d.name) / "cluster-secret"
+        path.write_text(token + "\n")
+        return str(path)
+
+    def test_repair_posts_json_with_the_credential_to_every_node(self):
+        token = self.token_file(FakeNode.token)
         with fake_node(kvlab_status(N0)) as url:
-            p = self.run_script("--repair", "--node", "n0", url, url, "-", "--node", "n1", url, url, "-")
+            p = self.run_script("--repair", "--token-file", token, "--node", "n0", url, url, "-", "--node", "n1", url, url, "-")
             repairs = list(FakeNode.repairs)
         self.assertEqual(0, p.returncode, p.stdout + p.stderr)
         self.assertEqual([("/actuator/kvlab/repair", "application/json", b"{}")] * 2, repairs)
         self.assertIn("n0: a repair round with every peer starts within a second", p.stdout)
 
+    def test_a_repair_the_node_refuses_says_why(self):
+        token = self.token_file("not-the-token-of-this-cluster")
+        with fake_node(kvlab_status(N0)) as url:
+            p = self.run_script("--repair", "--token-file", token, "--node", "n0", url, url, "-")
+        self.assertEqual(1, p.returncode)
+        self.assertIn("HTTP 401: a state-changing management call needs a credential", p.stdout)
+
+    def test_a_repair_without_a_credential_asks_no_node(self):
+        with fake_node(kvlab_status(N0)) as url:
+            p = self.run_script("--repair", "--node", "n0", url, url, "-")
+            repairs = list(FakeNode.repairs)
+        self.assertEqual(2, p.returncode)
+        self.assertEqual([], repairs)
+        self.assertIn("--token-file", p.stderr)
+
     def test_repair_fails_when_a_node_does_not_answer(self):
         down = closed_port()
-        p = self.run_script("--repair", "--node", "n0", down, down, "-")
+        p = self.run_script("--repair", "--token-file", self.token_file(FakeNode.token), "--node", "n0", down, down, "-")
         self.assertEqual(1, p.returncode)
         self.assertIn("n0: http://127.0.0.1:", p.stdout)
 

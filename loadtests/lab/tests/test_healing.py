@@ -86,8 +86,10 @@ class OverHttpTest(unittest.TestCase):
             self.assertEqual(1300.0, got["n0"]["hints_written"])
             self.assertEqual(1234.0, got["n0"]["hints_pending"])
             self.assertIsInstance(got["n1"], str)
-            self.assertEqual("", healing.request_repair(url))
+            self.assertEqual("", healing.request_repair(url, token=FakeNode.token.encode()))
             self.assertEqual([("/actuator/kvlab/repair", "application/json", b"{}")], FakeNode.repairs)
+            # Without the cluster's secret the node refuses it, and the lab says so.
+            self.assertIn("Unauthorized", healing.request_repair(url))
             self.assertEqual(kvlab_status(), healing.status(url))
             self.assertIn("/actuator/kvlab/repair", healing.request_repair(down))
 

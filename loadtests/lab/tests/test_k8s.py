@@ -373,13 +373,14 @@ class FakePods:
             "shift\n"
             f'if [ -e "{tmp}/missing-$pod" ]; then echo "Error from server (NotFound): pods \\"$pod\\" not found" >&2; '
             "exit 1; fi\n"
-            f'PATH="{tmp}/bin:$PATH" POD=$pod exec "$@"\n'
+            f'PATH="{tmp}/bin:$PATH" POD=$pod KVLAB_CLUSTER_SECRET_FILE={tmp}/secret exec "$@"\n'
         )
         (tmp / "bin").mkdir()
         curl = tmp / "bin" / "curl"
         curl.write_text(
             "#!/bin/sh\n"
             f'echo "$POD $*" >> {tmp}/curl\n'
+            f'case " $* " in *" @- "*) echo "$POD stdin $(cat)" >> {tmp}/curl ;; esac\n'
             "for a; do url=$a; done\n"
             f'paused={tmp}/paused-$POD\n'
             'if [ -e "$paused" ]; then sleep "$(cat "$paused")"; echo "curl: (28) timed out" >&2; exit 28; fi\n'
@@ -391,6 +392,7 @@ class FakePods:
             '  *) echo "curl: (22) The requested URL returned error: 404" >&2; exit 22 ;;\n'
             "esac\n"
         )
+        (tmp / "secret").write_text("the-pods-cluster-secret-0123456789\n")
         for f in (self.kubectl, curl):
             f.chmod(0o755)
 
@@ -473,6 +475,9 @@ class ManagementTest(unittest.TestCase):
         self.assertTrue(out["healed"], out)
         repairs = [c for c in self.pods.calls("curl") if "-X POST" in c and c.endswith("/actuator/kvlab/repair")]
         self.assertEqual(sorted(c.split()[0] for c in repairs), ["kvlab-0", "kvlab-1"])
+        # Each with the pod's own secret as its credential, given to curl on its stdin.
+        credentials = [c for c in self.pods.calls("curl") if " stdin " in c]
+        self.assertEqual(sorted(credentials), [f"{p} stdin Authorization: Bearer the-pods-cluster-secret-0123456789" for p in ("kvlab-0", "kvlab-1")])
 
     def test_closed_channels_end_their_execs(self):
         self.ex.node_metrics(timeout=5)

@@ -71,7 +71,7 @@ class TopologyChangeIT {
             pause(Duration.ofSeconds(2));
 
             // Node 3 leaves: it hands its records to the three that stay, then the list shrinks.
-            var leave = cluster.management(3).postJson("/actuator/kvlab/leave", "{}");
+            var leave = cluster.management(3).postJson("/actuator/kvlab/leave", "{}", cluster.secret());
             assertThat(leave.statusCode()).as(KvClient.text(leave)).isEqualTo(200);
             awaitLeft(3);
             workload.takeOutOfRotation(3);
