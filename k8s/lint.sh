@@ -16,7 +16,11 @@ failures=0
 
 pass() { printf 'ok: %s\n' "$*"; }
 flunk() { printf 'FAIL: %s\n' "$*" >&2; failures=$((failures + 1)); }
-render() { "$HELM" template kvlab "$CHART" --namespace lint "$@"; }
+# A render without a cluster (helm template) needs the secret given: the chart refuses to make up
+# one that would change on every render. The checks render with this one unless they say otherwise.
+LINT_SECRET=lint-0123456789-abcdefghijklmnopqrstuvwxyz
+bare_render() { "$HELM" template kvlab "$CHART" --namespace lint "$@"; }
+render() { bare_render --set clusterSecret.value="$LINT_SECRET" "$@"; }
 # contains WHAT PATTERN RENDERED-ARGS...: the rendering has a line matching PATTERN.
 contains() {
   local what=$1 pattern=$2 out
@@ -43,7 +47,7 @@ ALL_ON=(--set profiler.enabled=true --set metrics.serviceMonitor.enabled=true --
 lints() {
   local what=$1 out
   shift
-  if out=$("$HELM" lint --strict "$CHART" "$@" 2>&1); then pass "$what"; else printf '%s\n' "$out" >&2; flunk "$what"; fi
+  if out=$("$HELM" lint --strict "$CHART" --set clusterSecret.value="$LINT_SECRET" "$@" 2>&1); then pass "$what"; else printf '%s\n' "$out" >&2; flunk "$what"; fi
 }
 lints "helm lint --strict (defaults)"
 lints "helm lint --strict (every optional part on)" "${ALL_ON[@]}"
@@ -56,18 +60,83 @@ contains "a preferred pod anti-affinity by default" 'preferredDuringSchedulingIg
 contains "a PodDisruptionBudget" '^kind: PodDisruptionBudget$'
 contains "a NetworkPolicy" '^kind: NetworkPolicy$'
 contains "a helm test hook" 'helm.sh/hook: test'
-contains "a Secret with the cluster's secret by default" '^  cluster-secret: [A-Za-z0-9+/=]{64}$' --show-only templates/secret.yaml
+contains "a Secret with the cluster's secret given" "^  cluster-secret: $(printf '%s' "$LINT_SECRET" | base64 -w0)\$" \
+  --show-only templates/secret.yaml
 contains "the pods read the cluster's secret from a file" 'secretName: kvlab-cluster-secret$'
 contains "an existing Secret's name when given" 'secretName: my-peers$' --set clusterSecret.existingSecret=my-peers
 lacks "no Secret of the chart's own with an existing one" '^kind: Secret$' --set clusterSecret.existingSecret=my-peers
+
+# The secret stays put: a render that cannot see the cluster refuses to make one up, and two
+# renders give the same release; a changed secret rolls the pods (their checksum annotation).
+if out=$(bare_render 2>&1); then
+  flunk "a render without the cluster and without a secret is refused (it rendered)"
+elif grep -q 'clusterSecret.existingSecret' <<<"$out"; then
+  pass "a render without the cluster and without a secret is refused, saying what to set"
+else
+  flunk "the refusal of a render without a secret names clusterSecret.existingSecret: $out"
+fi
+same_twice() {
+  local what=$1 first second
+  shift
+  first=$(render "$@" 2>&1) && second=$(render "$@" 2>&1) || { flunk "$what (does not render)"; return; }
+  if [ "$first" = "$second" ]; then pass "$what"; else flunk "$what"; diff <(echo "$first") <(echo "$second") >&2 || true; fi
+}
+same_twice "two renders with clusterSecret.value are the same"
+same_twice "two renders with an existing Secret are the same" --set clusterSecret.existingSecret=my-peers
+contains "the pods carry a checksum of the secret" '^        checksum/cluster-secret: "[0-9a-f]{64}"$' --show-only templates/statefulset.yaml
+checksum() { render --show-only templates/statefulset.yaml "$@" | grep 'checksum/cluster-secret:'; }
+if [ "$(checksum)" != "$(checksum --set clusterSecret.value="$LINT_SECRET-rotated")" ]; then
+  pass "another secret gives the pods another checksum: they roll"
+else
+  flunk "another secret gives the pods the same checksum"
+fi
+lacks "no checksum of an existing Secret the chart cannot read" 'checksum/cluster-secret' \
+  --show-only templates/statefulset.yaml --set clusterSecret.existingSecret=my-peers
+contains "an existing Secret's checksum when given" '^        checksum/cluster-secret: "v2"$' \
+  --show-only templates/statefulset.yaml --set clusterSecret.existingSecret=my-peers --set clusterSecret.checksum=v2
+rejects "the schema rejects a clusterSecret.value under 16 characters" --set clusterSecret.value=short
+contains "the pods read an admin token when given" 'value: /etc/kvlab-admin/admin-token$' --set adminToken.existingSecret=ops-token
 lacks "the test pod is no node: it has not the selector labels" "^    app.kubernetes.io/name: kvlab$" --show-only templates/tests/test-write-read.yaml
 contains "a scale-in hook before upgrades and rollbacks" '^    helm.sh/hook: pre-upgrade,pre-rollback$' --show-only templates/scale-in-job.yaml
 contains "the hook is told the new size" '^              value: "2"$' --show-only templates/scale-in-job.yaml --set replicaCount=2
 lacks "the hook pod is no node: it has not the selector labels" "^        app.kubernetes.io/name: kvlab$" --show-only templates/scale-in-job.yaml
 lacks "no scale-in hook when off" 'helm.sh/hook: pre-upgrade' --set scaleIn.enabled=false
-contains "the hook may reach the management port when managementFrom limits it" '^              app.kubernetes.io/name: kvlab-scale-in$' \
-  --show-only templates/networkpolicy.yaml --set 'networkPolicy.managementFrom[0].podSelector.matchLabels.role=prometheus'
-lacks "the management port stays open to everyone when managementFrom is empty" 'kvlab-scale-in' --show-only templates/networkpolicy.yaml
+contains "the hook mounts the cluster secret as its management credential" '^            secretName: kvlab-cluster-secret$' \
+  --show-only templates/scale-in-job.yaml
+contains "the hook is told where its credential is" '^              value: /etc/kvlab/management-token$' --show-only templates/scale-in-job.yaml
+contains "the hook mounts the admin token instead when there is one" '^            secretName: ops-token$' \
+  --show-only templates/scale-in-job.yaml --set adminToken.existingSecret=ops-token
+if grep -q "Authorization: Bearer %s" "$CHART/files/scale-in.sh" && grep -q -- '-H @-' "$CHART/files/scale-in.sh"; then
+  pass "the hook sends its credential with the leave (Authorization: Bearer, on curl's stdin)"
+else
+  flunk "the hook sends no credential with the leave"
+fi
+
+# The management port's ingress rule: its peers, one a line (podSelector/namespaceSelector and labels).
+management_from() {
+  render --show-only templates/networkpolicy.yaml "$@" |
+    awk '/- port: management$/ { on = 1; next } on && /^    - ports:/ { on = 0 } on' | grep -vE '^\s*#'
+}
+peers=$(management_from)
+if grep -q '^      from:$' <<<"$peers" && grep -q 'app.kubernetes.io/name: kvlab$' <<<"$peers" &&
+  grep -q 'app.kubernetes.io/name: kvlab-scale-in$' <<<"$peers" && [ "$(grep -c 'podSelector:' <<<"$peers")" = 2 ] &&
+  ! grep -q namespaceSelector <<<"$peers"; then
+  pass "by default the management port admits only the release's pods and the scale-in hook"
+else
+  flunk "by default the management port admits only the release's pods and the scale-in hook:"$'\n'"$peers"
+fi
+peers=$(management_from --set 'networkPolicy.managementFrom[0].namespaceSelector.matchLabels.name=monitoring')
+if grep -q 'name: monitoring$' <<<"$peers" && grep -q 'app.kubernetes.io/name: kvlab$' <<<"$peers"; then
+  pass "managementFrom adds monitoring's namespace to the release's own pods"
+else
+  flunk "managementFrom adds monitoring's namespace to the release's own pods:"$'\n'"$peers"
+fi
+peers=$(management_from --set scaleIn.enabled=false)
+if grep -q '^      from:$' <<<"$peers" && ! grep -q 'kvlab-scale-in' <<<"$peers"; then
+  pass "without the hook the management port admits the release's pods alone"
+else
+  flunk "without the hook the management port admits the release's pods alone:"$'\n'"$peers"
+fi
 lacks "no ServiceMonitor by default (its CRD may be absent)" '^kind: ServiceMonitor$'
 lacks "no profiler sidecar by default" 'shareProcessNamespace|name: profiler$'
 contains "the ServiceMonitor when enabled" '^kind: ServiceMonitor$' --set metrics.serviceMonitor.enabled=true

@@ -17,7 +17,9 @@
 # handed over from it.
 #
 # Environment: KVLAB_SET (pods are $KVLAB_SET-<i>), KVLAB_SERVICE (the headless Service's name,
-# fully qualified), KVLAB_MANAGEMENT_PORT, KVLAB_REPLICAS (the new size), KVLAB_TIMEOUT_SECONDS.
+# fully qualified), KVLAB_MANAGEMENT_PORT, KVLAB_REPLICAS (the new size), KVLAB_TIMEOUT_SECONDS,
+# KVLAB_MANAGEMENT_TOKEN_FILE (the admin token or the cluster secret: a leave changes state, so the
+# pods take it only with that credential, sent as Authorization: Bearer).
 # Needs sh, curl, getent, grep, sed, tr: the kvlab image has them.
 set -eu
 
@@ -27,6 +29,7 @@ port=$KVLAB_MANAGEMENT_PORT
 keep=$KVLAB_REPLICAS
 timeout=$KVLAB_TIMEOUT_SECONDS
 absent_after=20
+token=$(cat "$KVLAB_MANAGEMENT_TOKEN_FILE") || { echo "[scale-in] cannot read the management credential $KVLAB_MANAGEMENT_TOKEN_FILE" >&2; exit 1; }
 nl='
 '
 
@@ -123,11 +126,15 @@ while :; do
       *) size_left=$(count_list "${leaving#*\"remaining\":}") ;;
     esac
     if [ "$size_left" != "$keep" ]; then
-      answer=$(curl -sS -m 10 -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-        --data "{\"size\": $keep}" "$(url "$i" /leave)" 2>&1) || true
+      # The credential goes to curl on its stdin, not on a command line.
+      answer=$(printf 'Authorization: Bearer %s\n' "$token" | curl -sS -m 10 -o /dev/null -w '%{http_code}' -X POST -H @- \
+        -H 'Content-Type: application/json' --data "{\"size\": $keep}" "$(url "$i" /leave)" 2>&1) || true
       case $answer in
         200) log "$(pod "$i"): leaving: hands every record to its owners among $(pod 0)..$(pod $((keep - 1)))" ;;
         404) cannot_leave "$i" "POST /actuator/kvlab/leave answered 404" ;;
+        401 | 403)
+          log "FAILED: $(pod "$i") refused the leave ($answer): the hook's credential ($KVLAB_MANAGEMENT_TOKEN_FILE) is neither its cluster secret nor its admin token. The StatefulSet keeps its $size pods."
+          exit 1 ;;
         *) log "$(pod "$i"): POST /actuator/kvlab/leave answered ${answer:-nothing}; trying again" ;;
       esac
       still="$still $i"

@@ -44,6 +44,65 @@ The Secret that holds the cluster's secret: the user's, or the one the chart mak
 {{- .Values.clusterSecret.existingSecret | default (printf "%s-cluster-secret" (include "kvlab.fullname" .)) }}
 {{- end }}
 
+{{/*
+The cluster's secret of the Secret the chart makes (no clusterSecret.existingSecret): the value
+given (clusterSecret.value), else the one an earlier install made (a new one would split a running
+cluster in two), else, on a first install that sees the cluster, a random one. A render that cannot
+see the cluster (helm template, --dry-run, a GitOps tool) and has neither is refused: a random
+secret made there would differ on every render, and the next pod to restart would be refused by
+its peers. Computed once per render, so the Secret and the pods' checksum agree.
+*/}}
+{{- define "kvlab.clusterSecretValue" -}}
+{{- if not (hasKey .Values.clusterSecret "rendered") }}
+{{- $value := .Values.clusterSecret.value }}
+{{- if not $value }}
+{{- $existing := lookup "v1" "Secret" .Release.Namespace (include "kvlab.clusterSecretName" .) }}
+{{- if and $existing $existing.data (index $existing.data .Values.clusterSecret.key) }}
+{{- $value = index $existing.data .Values.clusterSecret.key | b64dec }}
+{{- else if hasKey (lookup "v1" "Secret" .Release.Namespace "") "items" }}
+{{- $value = randAlphaNum 48 }}
+{{- else }}
+{{- fail "clusterSecret: this render cannot see the cluster (helm template, --dry-run, a GitOps tool), so it cannot keep the secret an earlier install made, and a random one would change on every render. Set clusterSecret.existingSecret to a Secret you manage (recommended), or clusterSecret.value; a plain helm install or upgrade against the cluster needs neither." }}
+{{- end }}
+{{- end }}
+{{- $_ := set .Values.clusterSecret "rendered" $value }}
+{{- end }}
+{{- index .Values.clusterSecret "rendered" }}
+{{- end }}
+
+{{/*
+What the pods carry as checksum/cluster-secret, so that a changed secret rolls them: a digest of
+the chart's own secret, or clusterSecret.checksum for an existing Secret (whose content the chart
+does not read); empty when there is neither.
+*/}}
+{{- define "kvlab.clusterSecretChecksum" -}}
+{{- if .Values.clusterSecret.existingSecret }}
+{{- .Values.clusterSecret.checksum }}
+{{- else }}
+{{- printf "%s\n%s" (include "kvlab.clusterSecretName" .) (include "kvlab.clusterSecretValue" .) | sha256sum }}
+{{- end }}
+{{- end }}
+
+{{/*
+The credential the scale-in hook sends to the management port: the admin token's Secret when
+there is one, else the cluster secret's.
+*/}}
+{{- define "kvlab.managementCredentialSecret" -}}
+{{- if .Values.adminToken.existingSecret }}
+{{- .Values.adminToken.existingSecret }}
+{{- else }}
+{{- include "kvlab.clusterSecretName" . }}
+{{- end }}
+{{- end }}
+
+{{- define "kvlab.managementCredentialKey" -}}
+{{- if .Values.adminToken.existingSecret }}
+{{- .Values.adminToken.key }}
+{{- else }}
+{{- .Values.clusterSecret.key }}
+{{- end }}
+{{- end }}
+
 {{- define "kvlab.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}
