@@ -336,10 +336,10 @@ scaling_to_five_updates_the_topology_on_every_pod() {
 
 network_policy_is_accepted() {
   local policy
-  # The rules found by port name: the client and management ports without a from, the replica port from the release.
-  policy=$(k get networkpolicy "$RELEASE" -o jsonpath='{.spec.policyTypes[*]}|{.spec.ingress[?(@.ports[0].port=="http")].from}|{.spec.ingress[?(@.ports[0].port=="management")].ports[0].port}|{.spec.ingress[?(@.ports[0].port=="management")].from}|{.spec.ingress[?(@.ports[0].port=="replica")].from[0].podSelector.matchLabels.app\.kubernetes\.io/instance}')
-  [ "$policy" = "Ingress||management||$RELEASE" ] || fail "NetworkPolicy $RELEASE reads '$policy'"
-  ok "NetworkPolicy $RELEASE is in the API: the replica port only from the release's pods, the client and management ports from anyone"
+  # The rules found by port name: the client port without a from, the management and replica ports from the release.
+  policy=$(k get networkpolicy "$RELEASE" -o jsonpath='{.spec.policyTypes[*]}|{.spec.ingress[?(@.ports[0].port=="http")].from}|{.spec.ingress[?(@.ports[0].port=="management")].ports[0].port}|{.spec.ingress[?(@.ports[0].port=="management")].from[0].podSelector.matchLabels.app\.kubernetes\.io/instance}|{.spec.ingress[?(@.ports[0].port=="replica")].from[0].podSelector.matchLabels.app\.kubernetes\.io/instance}')
+  [ "$policy" = "Ingress||management|$RELEASE|$RELEASE" ] || fail "NetworkPolicy $RELEASE reads '$policy'"
+  ok "NetworkPolicy $RELEASE is in the API: the replica and management ports only from the release's pods (and the scale-in hook), the client port from anyone"
   # The variant that limits clients too (another release's), checked by the API server, not created.
   "$HELM" template "$RELEASE-clients" "$CHART" --namespace "$NS" --show-only templates/networkpolicy.yaml \
     --set 'networkPolicy.clientFrom[0].namespaceSelector.matchLabels.kubernetes\.io/metadata\.name=clients' \
@@ -373,6 +373,12 @@ network_policy_is_enforced() {
   poll 30 blocked "$other" "$record" ||
     fail "$other still reaches $target's replica port (HTTP $PROBE_CODE): NetworkPolicy is not enforced. A cluster without an enforcer needs one: make k8s-test NETPOL_ENFORCER=kube-router"
   ok "the chart's policy: $other cannot reach $target's replica port: $(blocked_how)"
+  local management="http://$ip:9080/actuator/health"
+  poll 30 blocked "$other" "$management" ||
+    fail "$other still reaches $target's management port (HTTP $PROBE_CODE): the chart's policy admits only the release's pods, the scale-in hook and managementFrom"
+  ok "the chart's policy: $other cannot reach $target's management port: $(blocked_how)"
+  pod_ready "$target" || fail "$target is not ready: the kubelet's probes do not reach its management port through the policy"
+  ok "$target stays ready: the kubelet's probes reach its management port through the policy"
 
   # Clients limited to pods with the label.
   "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values \
