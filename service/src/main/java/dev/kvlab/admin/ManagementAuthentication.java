@@ -1,5 +1,7 @@
 package dev.kvlab.admin;
 
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.util.Set;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -18,16 +20,22 @@ import reactor.core.publisher.Mono;
  * a leave, a repair, and whatever write or delete operation an actuator endpoint offers) goes on
  * only with a credential ({@link ManagementCredentials}); otherwise it gets 401 and a one-line
  * reason, and nothing of it runs. Reads (health probes, info, metrics, the cluster's status) stay
- * open: Kubernetes and Prometheus read them without credentials.
+ * open: Kubernetes and Prometheus read them without credentials. Refused calls are counted
+ * ({@code kvlab.management.refused}): someone who tries to move the cluster without the credential
+ * shows there.
  */
 public final class ManagementAuthentication implements WebFilter {
 
     private static final Set<HttpMethod> READS = Set.of(HttpMethod.GET, HttpMethod.HEAD, HttpMethod.OPTIONS);
 
     private final ManagementCredentials credentials;
+    private final Counter refused;
 
-    public ManagementAuthentication(ManagementCredentials credentials) {
+    public ManagementAuthentication(ManagementCredentials credentials, MeterRegistry registry) {
         this.credentials = credentials;
+        this.refused = Counter.builder("kvlab.management.refused")
+                .description("State-changing calls on the management port refused for want of a valid credential")
+                .register(registry);
     }
 
     @Override
@@ -40,6 +48,7 @@ public final class ManagementAuthentication implements WebFilter {
     }
 
     private Mono<Void> refuse(ServerHttpResponse response, String reason) {
+        refused.increment();
         // A node with no credential to check against cannot be satisfied by another try: 403.
         response.setStatusCode(credentials.configured() ? HttpStatus.UNAUTHORIZED : HttpStatus.FORBIDDEN);
         if (credentials.configured()) {

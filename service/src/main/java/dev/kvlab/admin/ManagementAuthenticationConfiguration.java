@@ -1,5 +1,6 @@
 package dev.kvlab.admin;
 
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextType;
 import org.springframework.context.annotation.Bean;
@@ -14,7 +15,7 @@ import org.springframework.context.annotation.Bean;
 public class ManagementAuthenticationConfiguration {
 
     @Bean
-    ManagementAuthentication managementAuthentication(ManagementCredentials credentials) {
-        return new ManagementAuthentication(credentials);
+    ManagementAuthentication managementAuthentication(ManagementCredentials credentials, MeterRegistry registry) {
+        return new ManagementAuthentication(credentials, registry);
     }
 }

@@ -8,6 +8,7 @@ import dev.kvlab.heal.Handoff;
 import dev.kvlab.heal.RepairService;
 import dev.kvlab.testing.InProcessCluster;
 import dev.kvlab.testing.KvClient;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
@@ -68,6 +69,8 @@ class ManagementAuthenticationTest {
         assertRefused(management.send("DELETE", "/actuator/kvlab/leave", HttpRequest.BodyPublishers.noBody()), "needs a credential");
         Thread.sleep(500);
         assertThat(cluster.bean(1, Handoff.class).leaving()).as("a leave under way after refused calls").isNull();
+        // Counted, for an operator to see.
+        assertThat(cluster.bean(1, MeterRegistry.class).counter("kvlab.management.refused").count()).isGreaterThanOrEqualTo(3);
     }
 
     @Test
