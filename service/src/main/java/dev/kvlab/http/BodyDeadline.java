@@ -184,11 +184,11 @@ public final class BodyDeadline extends ChannelDuplexHandler {
         return HttpUtil.isTransferEncodingChunked(request) || HttpUtil.getContentLength(request, 0L) > 0;
     }
 
-    /** When the body in progress runs out of time: the earlier of its two deadlines. */
+    /** When the body in progress runs out of time: the earlier of its two deadlines (offsets from its start, which cannot overflow). */
     private long deadline() {
-        long stalled = lastBytesNanos + timeoutNanos;
-        long slow = startedNanos + timeoutNanos + Math.min(received, Long.MAX_VALUE / nanosPerByte / 2) * nanosPerByte;
-        return Math.min(stalled, slow);
+        long stalled = lastBytesNanos - startedNanos + timeoutNanos;
+        long slow = timeoutNanos + Math.min(received, Long.MAX_VALUE / 4 / nanosPerByte) * nanosPerByte;
+        return startedNanos + Math.min(stalled, slow);
     }
 
     private void schedule(long now) {
