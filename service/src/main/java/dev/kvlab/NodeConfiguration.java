@@ -11,6 +11,7 @@ import dev.kvlab.cluster.WallClock;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.memory.MemoryProperties;
 import dev.kvlab.peer.PeerClient;
+import dev.kvlab.peer.ReplicaProtocol;
 import dev.kvlab.replication.Coordinator;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.LocalReplica;
@@ -30,12 +31,14 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import java.lang.management.ManagementFactory;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.HealthIndicator;
+import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -174,6 +177,17 @@ class NodeConfiguration {
             factory.setLoopResourcesSupplier(() -> LoopResources.create("reactor-http", netty.eventLoops(), true));
         }
         return factory;
+    }
+
+    /**
+     * Slow and idle clients of the client port hold neither its connections nor the memory budget
+     * for long: at most {@code kvlab.netty.max-connections.client} connections, and bodies timed
+     * ({@code kvlab.netty.body-timeout}, {@code body-min-rate}). The replica protocol's streams of
+     * batches are long-lived bodies by design when they share this port.
+     */
+    @Bean
+    NettyServerCustomizer clientPortGuards(NettyProperties netty, ReplicationProperties replication) {
+        return netty.clientPort(replication.port() > 0 ? List.of() : List.of(ReplicaProtocol.STREAM_PATH))::applyTo;
     }
 
     /** This node's replica and one client of each peer's, shared by the coordinator and the background work. */

@@ -12,14 +12,18 @@ import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
 
 /**
- * Reads a PUT body into the array a {@link Record} will own, copying each network buffer once as it
+ * Reads a PUT body into the array a {@link Record} will own, copying each network buffer into it as it
  * arrives. A body over the limit fails with 413. Up to twice the limit it is still read to its end
  * and dropped: the client may still be sending it, and closing a connection with unread bytes
  * resets it, so the client could lose the 413 before reading it. A larger one (Content-Length says
  * so, or a chunked body that gets there) is cut off at once.
  *
- * <p>The array counts against the node's {@link MemoryBudget} until the request is done with it. A
- * body the budget has no room for is read to its end and dropped too, and fails with 503.
+ * <p>The array counts against the node's {@link MemoryBudget} until the request is done with it,
+ * and is taken as the body arrives, never ahead of it: it grows to twice what has come, up to the
+ * declared length, so a client that declares a large body and stalls holds no more than it sent (and
+ * {@link BodyDeadline} ends its request). A body whose bytes arrive with its headers, as small ones
+ * do, is copied once into an array of its exact size. A body the budget has no room for is read to
+ * its end and dropped too, and fails with 503.
  */
 public final class ValueReader {
 
@@ -44,8 +48,7 @@ public final class ValueReader {
             return Mono.error(new PayloadTooLargeException(limitSize));
         }
         return Mono.using(budget::lease, lease -> {
-            // A declared body over the limit will be dropped: nothing to allocate for it.
-            Value value = new Value(declared > limit ? 0 : declared, lease);
+            Value value = new Value(declared, lease);
             return request.receive().doOnNext(value::append).then(Mono.fromCallable(value::array)).flatMap(array -> use.apply(array, lease));
         }, MemoryBudget.Lease::release);
     }
@@ -61,18 +64,20 @@ public final class ValueReader {
     }
 
     /**
-     * The bytes received so far, after the record's header; sized by Content-Length when there is
-     * one. The array is null once the body is being dropped: over the limit, or over the budget.
+     * The bytes received so far, after the record's header. The array is null until the first
+     * bytes arrive, and once the body is being dropped: over the limit, or over the budget.
      */
     private final class Value {
         private final MemoryBudget.Lease lease;
+        /** The most the array grows to: the declared length, or the limit when there is none. */
+        private final long largest;
         private byte[] array;
+        private boolean dropped;
         private long received;
 
-        Value(long expected, MemoryBudget.Lease lease) {
+        Value(long declared, MemoryBudget.Lease lease) {
             this.lease = lease;
-            int valueLength = (int) Math.max(expected, 0);
-            array = lease.tryHold(Record.HEADER_BYTES + valueLength) ? Record.newValueArray(valueLength) : null;
+            this.largest = Record.HEADER_BYTES + (declared >= 0 && declared <= limit ? declared : limit);
         }
 
         void append(ByteBuf buffer) {
@@ -80,28 +85,44 @@ public final class ValueReader {
             received += readable;
             if (received > limit) {
                 // Over the limit: drop it all, and stop reading at twice the limit.
-                array = null;
+                drop();
                 if (received > 2 * limit) {
                     throw new PayloadTooLargeException(limitSize);
                 }
                 return;
             }
+            if (dropped) {
+                return;
+            }
             int needed = Record.HEADER_BYTES + (int) received;
-            if (array != null && needed > array.length) {
-                int grown = (int) Math.min(Math.max(needed, 2L * array.length), Record.HEADER_BYTES + limit);
-                array = lease.tryHold(grown - array.length) ? Arrays.copyOf(array, grown) : null;
+            int length = array == null ? 0 : array.length;
+            if (needed > length) {
+                int grown = (int) Math.min(Math.max(needed, 2L * length), largest);
+                if (!lease.tryHold(grown - length)) {
+                    drop();
+                    return;
+                }
+                array = array == null ? Record.newValueArray(grown - Record.HEADER_BYTES) : Arrays.copyOf(array, grown);
             }
-            if (array != null) {
-                buffer.getBytes(buffer.readerIndex(), array, needed - readable, readable);
-            }
+            buffer.getBytes(buffer.readerIndex(), array, needed - readable, readable);
+        }
+
+        private void drop() {
+            dropped = true;
+            array = null;
         }
 
         byte[] array() {
             if (received > limit) {
                 throw new PayloadTooLargeException(limitSize);
             }
-            if (array == null) {
+            if (dropped) {
                 throw new OverBudgetException(budget.limit());
+            }
+            if (array == null) {
+                // An empty value: its record is the header alone.
+                lease.hold(Record.HEADER_BYTES);
+                return Record.newValueArray(0);
             }
             int length = Record.HEADER_BYTES + (int) received;
             return length == array.length ? array : Arrays.copyOf(array, length);

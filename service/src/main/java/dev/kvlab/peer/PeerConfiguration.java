@@ -1,5 +1,6 @@
 package dev.kvlab.peer;
 
+import dev.kvlab.NettyProperties;
 import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
 import dev.kvlab.cluster.TopologyProvider;
@@ -17,6 +18,7 @@ import dev.kvlab.storage.LocalStore;
 import io.netty.channel.ChannelOption;
 import java.net.URI;
 import java.time.Duration;
+import java.util.List;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
@@ -77,8 +79,9 @@ public class PeerConfiguration {
     @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
     ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
                                 @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout,
-                                @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout) {
-        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout, idleTimeout);
+                                @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout, NettyProperties netty) {
+        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout, idleTimeout,
+                netty.replicaPort(List.of(ReplicaProtocol.STREAM_PATH)));
     }
 
     /** Replica call timeouts; a tick of 20 ms is 2 % of the default 1 s timeout. */

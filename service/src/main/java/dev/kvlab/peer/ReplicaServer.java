@@ -1,5 +1,6 @@
 package dev.kvlab.peer;
 
+import dev.kvlab.http.ConnectionGuards;
 import java.time.Duration;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -25,20 +26,22 @@ final class ReplicaServer implements SmartLifecycle {
     private final LoopResources loops;
     private final Duration drainTimeout;
     private final Duration idleTimeout;
+    private final ConnectionGuards guards;
     private volatile DisposableServer server;
 
     ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout,
-                  Duration idleTimeout) {
+                  Duration idleTimeout, ConnectionGuards guards) {
         this.port = port;
         this.routes = routes;
         this.loops = loops;
         this.drainTimeout = drainTimeout;
         this.idleTimeout = idleTimeout;
+        this.guards = guards;
     }
 
     @Override
     public void start() {
-        HttpServer http = HttpServer.create().port(port).runOn(loops).route(routes::apply);
+        HttpServer http = guards.applyTo(HttpServer.create().port(port).runOn(loops).route(routes::apply));
         server = (idleTimeout != null ? http.idleTimeout(idleTimeout) : http).bindNow();
         log.info("replica protocol listening on port {}", server.port());
     }

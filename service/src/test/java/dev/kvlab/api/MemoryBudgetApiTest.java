@@ -44,23 +44,26 @@ class MemoryBudgetApiTest {
         byte[] held = filled(1000, 'h');
         byte[] next = filled(600, 'n');
         try (Socket slow = new Socket("127.0.0.1", port)) {
-            // A client that has sent 10 bytes of a 1000-byte body: the node holds 13 + 1000 bytes for it.
+            // A client that has sent 900 bytes of a 1000-byte body: the node holds them and the
+            // record's header (13 bytes), and at most the whole body, as they arrive.
             OutputStream out = slow.getOutputStream();
             out.write(("PUT " + KvClient.entity("held", null) + " HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n")
                     .getBytes(StandardCharsets.ISO_8859_1));
-            out.write(held, 0, 10);
+            out.write(held, 0, 900);
             out.flush();
-            await().atMost(Duration.ofSeconds(10)).until(() -> budget.held() == 1013);
+            await().atMost(Duration.ofSeconds(10)).until(() -> budget.held() >= 913);
+            long holding = budget.held();
+            assertThat(holding).isLessThanOrEqualTo(1013);
             assertThat(text(KvClient.onPort(managementPort).send("GET", "/actuator/prometheus", HttpRequest.BodyPublishers.noBody())))
-                    .contains("kvlab_memory_held_bytes{application=\"kvlab\"} 1013.0");
+                    .contains("kvlab_memory_held_bytes{application=\"kvlab\"} " + holding + ".0");
 
             HttpResponse<byte[]> refused = client.put("next", next);
             assertThat(refused.statusCode()).isEqualTo(503);
             assertThat(text(refused)).contains("1500 bytes", "kvlab.memory.max-bytes-in-flight", "retry later");
             assertThat(client.get("next").statusCode()).as("a refused PUT stores nothing").isEqualTo(404);
-            assertThat(budget.held()).as("the refused body holds nothing once answered").isEqualTo(1013);
+            assertThat(budget.held()).as("the refused body holds nothing once answered").isEqualTo(holding);
 
-            out.write(held, 10, held.length - 10);
+            out.write(held, 900, held.length - 900);
             out.flush();
             assertThat(RawHttp.readResponse(slow.getInputStream()).status()).isEqualTo(201);
         }
@@ -80,10 +83,11 @@ class MemoryBudgetApiTest {
             OutputStream out = slow.getOutputStream();
             out.write(("PUT " + KvClient.entity("held-chunked", null) + " HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1000\r\n\r\n")
                     .getBytes(StandardCharsets.ISO_8859_1));
+            out.write(filled(600, 's'));
             out.flush();
-            await().atMost(Duration.ofSeconds(10)).until(() -> budget.held() == 1013);
+            await().atMost(Duration.ofSeconds(10)).until(() -> budget.held() >= 613);
 
-            // 487 bytes are left: a chunked body is held as its chunks arrive, and refused past them.
+            // Less than 900 bytes are left: a chunked body is held as its chunks arrive, and refused past them.
             RawHttp.Response refused = RawHttp.put(port, KvClient.entity("chunked", null), filled(900, 'c'), true);
             assertThat(refused.status()).isEqualTo(503);
             assertThat(client.get("chunked").statusCode()).isEqualTo(404);
