@@ -11,7 +11,7 @@ import org.springframework.context.annotation.Bean;
  * Spring's own server, in a context of its own whose server takes none of the client port's
  * customizers: Spring Boot imports this class into that context (it is listed in
  * META-INF/spring/...ManagementContextConfiguration.imports). Not a component, so that the
- * client port's context does not scan it in; on a shared port the client port's guards apply.
+ * client port's context does not scan it in.
  */
 @ConditionalOnManagementPort(ManagementPortType.DIFFERENT)
 class ManagementPortGuards {
