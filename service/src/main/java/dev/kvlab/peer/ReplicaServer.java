@@ -1,5 +1,6 @@
 package dev.kvlab.peer;
 
+import io.netty.handler.ssl.SslContext;
 import java.time.Duration;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -14,7 +15,7 @@ import reactor.netty.resources.LoopResources;
  * The replica protocol on a port of its own ({@code kvlab.replication.port}), so a network policy
  * can admit replica traffic from the cluster's nodes only while clients reach the client port.
  * Runs on the web server's event loops; stops with it, draining requests in flight, before the
- * store closes.
+ * store closes. With an SSL context (kvlab.tls.replica-bundle), it speaks mutual TLS only.
  */
 final class ReplicaServer implements SmartLifecycle {
 
@@ -25,22 +26,27 @@ final class ReplicaServer implements SmartLifecycle {
     private final LoopResources loops;
     private final Duration drainTimeout;
     private final Duration idleTimeout;
+    private final SslContext tls;
     private volatile DisposableServer server;
 
     ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout,
-                  Duration idleTimeout) {
+                  Duration idleTimeout, SslContext tls) {
         this.port = port;
         this.routes = routes;
         this.loops = loops;
         this.drainTimeout = drainTimeout;
         this.idleTimeout = idleTimeout;
+        this.tls = tls;
     }
 
     @Override
     public void start() {
         HttpServer http = HttpServer.create().port(port).runOn(loops).route(routes::apply);
+        if (tls != null) {
+            http = http.secure(spec -> spec.sslContext(tls));
+        }
         server = (idleTimeout != null ? http.idleTimeout(idleTimeout) : http).bindNow();
-        log.info("replica protocol listening on port {}", server.port());
+        log.info("replica protocol listening on port {}{}", server.port(), tls != null ? " (mutual TLS)" : "");
     }
 
     @Override
