@@ -66,13 +66,22 @@ public final class TestCertificates {
 
     public static Issued ca(String name) {
         KeyPair keys = keys();
-        return new Issued(sign(name, keys.getPublic(), new X500Principal("CN=" + name), keys, true), keys, null);
+        return new Issued(sign(name, keys.getPublic(), new X500Principal("CN=" + name), keys, null), keys, null);
     }
 
     /** A node's certificate for server and client use, naming 127.0.0.1 and localhost. */
     public static Issued node(Issued ca, String name) {
+        return node(ca, name, new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost"));
+    }
+
+    /** A node's certificate for server and client use, naming {@code dnsName} only. */
+    public static Issued node(Issued ca, String name, String dnsName) {
+        return node(ca, name, new GeneralName(GeneralName.dNSName, dnsName));
+    }
+
+    private static Issued node(Issued ca, String name, GeneralName... names) {
         KeyPair keys = keys();
-        return new Issued(sign(name, keys.getPublic(), ca.certificate().getSubjectX500Principal(), ca.keys(), false), keys, ca);
+        return new Issued(sign(name, keys.getPublic(), ca.certificate().getSubjectX500Principal(), ca.keys(), names), keys, ca);
     }
 
     /**
@@ -149,13 +158,14 @@ public final class TestCertificates {
         }
     }
 
-    private static X509Certificate sign(String subject, java.security.PublicKey key, X500Principal issuer, KeyPair issuerKeys, boolean ca) {
+    private static X509Certificate sign(String subject, java.security.PublicKey key, X500Principal issuer, KeyPair issuerKeys,
+                                        GeneralName[] names) {
         try {
             Instant now = Instant.now();
             JcaX509v3CertificateBuilder builder = new JcaX509v3CertificateBuilder(issuer,
                     BigInteger.valueOf(SERIALS.incrementAndGet()), Date.from(now.minus(Duration.ofMinutes(5))),
                     Date.from(now.plus(Duration.ofDays(1))), new X500Principal("CN=" + subject), key);
-            if (ca) {
+            if (names == null) {
                 builder.addExtension(Extension.basicConstraints, true, new BasicConstraints(true));
                 builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.keyCertSign | KeyUsage.cRLSign));
             } else {
@@ -163,8 +173,7 @@ public final class TestCertificates {
                 builder.addExtension(Extension.keyUsage, true, new KeyUsage(KeyUsage.digitalSignature));
                 builder.addExtension(Extension.extendedKeyUsage, false,
                         new ExtendedKeyUsage(new KeyPurposeId[] {KeyPurposeId.id_kp_serverAuth, KeyPurposeId.id_kp_clientAuth}));
-                builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(new GeneralName[] {
-                        new GeneralName(GeneralName.iPAddress, "127.0.0.1"), new GeneralName(GeneralName.dNSName, "localhost")}));
+                builder.addExtension(Extension.subjectAlternativeName, false, new GeneralNames(names));
             }
             return new JcaX509CertificateConverter().getCertificate(
                     builder.build(new JcaContentSignerBuilder("SHA256withECDSA").build(issuerKeys.getPrivate())));
