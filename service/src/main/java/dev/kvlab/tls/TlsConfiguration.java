@@ -2,9 +2,9 @@ package dev.kvlab.tls;
 
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.replication.ReplicationProperties;
-import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Conditional;
 import org.springframework.context.annotation.Configuration;
 
 /** Mutual TLS on the replica protocol when {@code kvlab.tls.replica-bundle} names an SSL bundle. */
@@ -12,7 +12,7 @@ import org.springframework.context.annotation.Configuration;
 public class TlsConfiguration {
 
     @Bean
-    @ConditionalOnExpression("'${kvlab.tls.replica-bundle:}' != ''")
+    @Conditional(OnReplicaBundle.class)
     ReplicaTls replicaTls(SslBundles bundles, TlsProperties tls, ReplicationProperties replication, TopologyProvider topology) {
         if (replication.port() <= 0) {
             throw new IllegalStateException("kvlab.tls.replica-bundle secures the replica port: set kvlab.replication.port too "
