@@ -13,8 +13,4 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  */
 @ConfigurationProperties("kvlab.tls")
 public record TlsProperties(@DefaultValue("") String replicaBundle) {
-
-    public boolean replicaTlsEnabled() {
-        return replicaBundle != null && !replicaBundle.isBlank();
-    }
 }
