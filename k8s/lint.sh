@@ -137,6 +137,17 @@ if grep -q '^      from:$' <<<"$peers" && ! grep -q 'kvlab-scale-in' <<<"$peers"
 else
   flunk "without the hook the management port admits the release's pods alone:"$'\n'"$peers"
 fi
+lacks "no TLS by default" 'kvlab-tls|SSL_BUNDLE|KVLAB_TLS'
+contains "mutual TLS on the replica port with tls.enabled" '^              value: https$' --set tls.enabled=true --set tls.existingSecret=my-tls
+contains "the pods mount the TLS Secret" '^            secretName: my-tls$' --set tls.enabled=true --set tls.existingSecret=my-tls
+contains "HTTPS on the client port with tls.client.enabled" '^            - name: SERVER_SSL_BUNDLE$' --set tls.client.enabled=true --set tls.existingSecret=my-tls
+contains "helm test speaks HTTPS with tls.client.enabled" 'value: "https://kvlab:8080"' --show-only templates/tests/test-write-read.yaml \
+  --set tls.client.enabled=true --set tls.existingSecret=my-tls
+contains "a cert-manager Certificate with an issuer" '^kind: Certificate$' --set tls.enabled=true --set tls.certManager.issuerRef.name=ca
+contains "the certificate names every pod of the headless Service" '^    - "\*\.kvlab-headless\.lint\.svc\.cluster\.local"$' \
+  --show-only templates/tls-certificate.yaml --set tls.enabled=true --set tls.certManager.issuerRef.name=ca
+lacks "no CA of the chart's own with cert-manager" 'kvlab-tls-ca' --set tls.enabled=true --set tls.certManager.issuerRef.name=ca
+rejects "TLS refuses a render that cannot keep the chart's CA (no existingSecret, no issuer)" --set tls.enabled=true
 lacks "no ServiceMonitor by default (its CRD may be absent)" '^kind: ServiceMonitor$'
 lacks "no profiler sidecar by default" 'shareProcessNamespace|name: profiler$'
 contains "the ServiceMonitor when enabled" '^kind: ServiceMonitor$' --set metrics.serviceMonitor.enabled=true

@@ -13,6 +13,8 @@
 #                       the nodes' memory, files and disk sampled; a verdict on drift.
 #                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1 (the nodes' data
 #                       and logs), KEEP_SAMPLES=1 (k6's per-request CSV beside each time series).
+#                       TLS=1: the nodes speak the replica protocol over mutual TLS (a throwaway CA,
+#                       scripts/local-tls.sh; the client ports stay HTTP), to compare with a run without.
 #   make lab-tools      install the pinned tools into .tools/ (k6, wrk, jattach, async-profiler, venv)
 #   make lab-local      phases against running nodes:  TARGETS=url,url PIDS=pid,pid [RATE DURATION ...]
 #   make lab-saturate   step the rate until p99 > SLO or the rate falls behind; the maximum rate
@@ -100,7 +102,7 @@ SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) 
 .PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-check lab-profile lab-selftest
 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults|soak FAULTS=] -> reports/
-	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) \
+	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) TLS=$(TLS) \
 	KVLAB_LAB_INVOCATION="$(strip make lab $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
 	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter saturation faults soak,$(SCENARIO)),$(SCENARIO),lab),$(NAME)) $(LAB_OPTIONS) \
 		$(if $(filter saturation faults soak,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)

@@ -18,6 +18,9 @@
 # client port + 1000 (the node's default management port): status and repair ask it there, through
 # scripts/cluster-status.py (Python 3); a repair sends the cluster secret as its credential
 # (Authorization: Bearer), which every state-changing call on a management port needs.
+# TLS=1: the nodes speak the replica protocol over mutual TLS on ports of their own (client port +
+# 2000), with a throwaway CA and certificate made by scripts/local-tls.sh in DATA_ROOT/tls (kept with
+# the data). The client port stays plain HTTP.
 set -euo pipefail
 
 JAVA=${JAVA:-java}
@@ -35,6 +38,9 @@ SECRET="$DATA_ROOT/cluster-secret"
 # BASE_PORT is when they run.
 NODES_FILE="$RUN_DIR/nodes"
 MANAGEMENT_OFFSET=1000
+TLS=${TLS:-}
+REPLICA_OFFSET=2000
+TLS_DIR="$DATA_ROOT/tls"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 
 node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))"; }
@@ -53,6 +59,13 @@ management_url() {
 
 answers() { curl -fsS -o /dev/null --max-time 1 "$1/v0/status" 2>/dev/null; }
 
+# replica_urls NODES: the nodes' replica URLs under TLS=1 (https, client port + REPLICA_OFFSET), comma-separated.
+replica_urls() {
+  local url out=""
+  for url in ${1//,/ }; do out+="${out:+,}https://127.0.0.1:$((${url##*:} + REPLICA_OFFSET))"; done
+  echo "$out"
+}
+
 # launch I NODES LOG_MODE: starts node I of the cluster NODES (its client URLs, comma-separated) in
 # the background, its log truncated (>) or appended to (>>), and writes its pid file.
 launch() {
@@ -63,9 +76,19 @@ launch() {
   local loops=${EVENT_LOOPS:-$((n > 1 ? 1 : 0))} storage=${STORAGE_THREADS:-$((n > 1 ? 1 : 0))}
   if answers "$url"; then echo "port $port is taken by a running node" >&2; return 1; fi
   [ "$mode" = ">>" ] || : >"$log"
+  local peers=(--kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$url")
+  if [ -n "$TLS" ]; then
+    # The topology names the replica ports, over https; the bundle is read again if its files change.
+    peers=(--kvlab.cluster.nodes="$(replica_urls "$nodes")"
+      --kvlab.cluster.self="https://127.0.0.1:$((port + REPLICA_OFFSET))" --kvlab.replication.port="$((port + REPLICA_OFFSET))"
+      --kvlab.tls.replica-bundle=kvlab --spring.ssl.bundle.pem.kvlab.reload-on-update=true
+      --spring.ssl.bundle.pem.kvlab.keystore.certificate="$TLS_DIR/tls.crt"
+      --spring.ssl.bundle.pem.kvlab.keystore.private-key="$TLS_DIR/tls.key"
+      --spring.ssl.bundle.pem.kvlab.truststore.certificate="$TLS_DIR/ca.crt")
+  fi
   # shellcheck disable=SC2086 # JAVA_OPTS holds several options
   nohup "$JAVA" -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
-    --kvlab.cluster.nodes="$nodes" --kvlab.cluster.self="$url" --kvlab.cluster.secret-file="$SECRET" \
+    "${peers[@]}" --kvlab.cluster.secret-file="$SECRET" \
     --kvlab.netty.event-loops="$loops" --kvlab.storage.threads="$storage" --management.server.address="$MANAGEMENT_ADDRESS" \
     >>"$log" 2>&1 &
   echo $! >"$RUN_DIR/n$i.pid"
@@ -95,6 +118,7 @@ up() {
   if [ ! -s "$SECRET" ]; then
     (umask 077 && head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$SECRET")
   fi
+  [ -z "$TLS" ] || "$HERE/local-tls.sh" "$TLS_DIR"
   local nodes=""
   for ((i = 0; i < n; i++)); do nodes+="${nodes:+,}$(node_url "$i")"; done
   tr , '\n' <<<"$nodes" >"$NODES_FILE"

@@ -104,10 +104,15 @@ pod_url() { echo "http://$1.$RELEASE-headless.$NS.svc.cluster.local:$2"; }
 request() {
   local pod=$1 method=$2 path=$3
   shift 3
-  local args=(curl -sS -m 10 -X "$method" -w '\n%{http_code}')
+  local args=(curl -sS -m 10 -X "$method" -w '\n%{http_code}') base=http://localhost:8080
   [ $# -eq 0 ] || args+=(--data-binary "$1")
+  if [ -n "${CLIENT_TLS:-}" ]; then
+    # A release with tls.client.enabled: HTTPS to the pod's DNS name, which its certificate holds.
+    args+=(--cacert /etc/kvlab-tls/ca.crt)
+    base=https://$pod.$RELEASE-headless.$NS.svc.cluster.local:8080
+  fi
   local out
-  out=$(in_pod "$pod" "${args[@]}" "http://localhost:8080$path") || fail "curl in $pod failed: $method $path"
+  out=$(in_pod "$pod" "${args[@]}" "$base$path") || fail "curl in $pod failed: $method $path"
   STATUS=${out##*$'\n'}
   BODY=${out%$'\n'*}
 }
@@ -163,11 +168,13 @@ pod_restarts() { k get pod "$1" -o jsonpath='{.status.containerStatuses[?(@.name
 
 # Probe pods: pods of the kvlab image (for its curl) that only sleep, in the test namespace, as
 # non-root as the chart's pods, and not part of the release.
-# start_probe NAME [LABEL=VALUE...]
+# start_probe NAME [LABEL=VALUE...]   (the kvlab image's curl and openssl; /dev/shm is writable)
 start_probe() {
-  local name=$1 label labels="        app.kubernetes.io/name: kvlab-e2e-probe"
+  local name=$1 label labels=""
   shift
-  for label in "$@"; do labels+=$'\n'"        ${label%%=*}: \"${label#*=}\""; done
+  # app.kubernetes.io/name is kvlab-e2e-probe unless given.
+  [[ " $* " == *" app.kubernetes.io/name="* ]] || labels="        app.kubernetes.io/name: kvlab-e2e-probe"
+  for label in "$@"; do labels+="${labels:+$'\n'}        ${label%%=*}: \"${label#*=}\""; done
   k apply -f - >/dev/null <<YAML
 apiVersion: v1
 kind: Pod

@@ -472,6 +472,68 @@ leftovers() {
 }
 only_claims_left() { [ -z "$(leftovers "$1")" ]; }
 
+# Mutual TLS between the pods (tls.enabled) and HTTPS for clients (tls.client.enabled), in a release
+# of its own with the CA the chart makes, the NetworkPolicy enforced. The pods replicate over TLS;
+# a pod that gets past the NetworkPolicy (it wears the release's labels, which anyone who may create
+# pods in the namespace can) gets no TLS session on the replica port without a certificate of the
+# release's CA, nor with one of another CA, while a node with its certificate gets an HTTP answer.
+TLS_RELEASE=kvlab-tls
+mutual_tls_between_pods() {
+  local RELEASE=$TLS_RELEASE CLIENT_TLS=1
+  trap tls_cleanup EXIT
+  "$HELM" install "$RELEASE" "$CHART" --namespace "$NS" "${IMAGE_VALUES[@]}" --set replicaCount=3 \
+    --set tls.enabled=true --set tls.client.enabled=true --set scaleIn.enabled=false --set podDisruptionBudget.enabled=false \
+    --wait --timeout 5m >/dev/null
+  ok "helm install $RELEASE --set tls.enabled=true --set tls.client.enabled=true: 3 pods ready"
+  k get secret "$RELEASE-tls-ca" "$RELEASE-tls" >/dev/null || fail "the chart made no CA or certificate Secret"
+  ok "the chart made its CA ($RELEASE-tls-ca) and the nodes' certificate ($RELEASE-tls)"
+  local key=tls-$RUN_ID value="written over TLS through $RELEASE-0 at 2/3"
+  expect_put "$RELEASE-0" "$key" "$value" 2/3
+  expect_get "$RELEASE-2" "$key" 2/3 "$value"
+  expect_get "$RELEASE-1" "$key" 2/3 "$value"
+  local all=tls3-$RUN_ID
+  expect_put "$RELEASE-1" "$all" "on all three" 3/3
+  expect_get "$RELEASE-2" "$all" 3/3 "on all three"
+  helm_test_passes
+
+  local target=$RELEASE-1
+  local url="https://$target.$RELEASE-headless.$NS.svc.cluster.local:7070/internal/v1/record?id=$key" code
+  code=$(in_pod "$RELEASE-0" curl -s -o /dev/null -m 10 -w '%{http_code}' --cacert /etc/kvlab-tls/ca.crt \
+    --cert /etc/kvlab-tls/tls.crt --key /etc/kvlab-tls/tls.key "$url") || true
+  [ -n "$code" ] && [ "$code" != 000 ] || fail "$RELEASE-0, with the release's certificate, got no HTTP answer from $target's replica port"
+  ok "$RELEASE-0 with the release's certificate gets a TLS session on $target's replica port: HTTP $code (unsigned)"
+
+  # The intruder: the release's selector labels let it past the NetworkPolicy.
+  start_probe tls-intruder app.kubernetes.io/name=kvlab "app.kubernetes.io/instance=$RELEASE"
+  wait_until 60 "tls-intruder is ready" pod_ready tls-intruder
+  # A certificate and key of another CA, for the intruder.
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 -subj "/CN=intruder" \
+    -addext "subjectAltName=DNS:intruder" -keyout "$WORK/intruder.key" -out "$WORK/intruder.crt" 2>/dev/null
+  cat "$WORK/intruder.crt" | k exec -i tls-intruder -- sh -c 'cat > /dev/shm/intruder.crt'
+  cat "$WORK/intruder.key" | k exec -i tls-intruder -- sh -c 'cat > /dev/shm/intruder.key'
+  local how
+  for how in "no certificate" "a certificate of another CA"; do
+    local args=(-k)
+    [ "$how" = "no certificate" ] || args+=(--cert /dev/shm/intruder.crt --key /dev/shm/intruder.key)
+    local out
+    # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
+    out=$(k exec tls-intruder -- sh -c 'url=$1; shift; curl -s -o /dev/null -m 5 -w "%{http_code}" "$@" "$url"; echo " $?"' sh "$url" "${args[@]}") ||
+      fail "kubectl exec in tls-intruder failed"
+    # 7 or 28 would be the network refusing it: the NetworkPolicy, not TLS.
+    [ "${out% *}" = 000 ] && [ "${out##* }" != 0 ] && [ "${out##* }" != 7 ] && [ "${out##* }" != 28 ] ||
+      fail "tls-intruder with $how: HTTP ${out% *}, curl exit ${out##* }; expected the TLS handshake refused"
+    ok "tls-intruder (past the NetworkPolicy) with $how: no TLS session, no HTTP answer (curl exit ${out##* })"
+  done
+  out=$(k exec tls-intruder -- sh -c 'curl -s -o /dev/null -m 5 -w "%{http_code}" "$1"; echo " $?"' sh "${url/https:/http:}") || true
+  [ "${out% *}" = 000 ] || fail "tls-intruder in clear got HTTP ${out% *} from the replica port"
+  ok "tls-intruder in clear (http) gets no HTTP answer from the replica port either"
+}
+tls_cleanup() {
+  k delete pod tls-intruder --ignore-not-found --wait=false >/dev/null 2>&1 || true
+  "$HELM" uninstall "$TLS_RELEASE" --namespace "$NS" --wait --timeout 3m >/dev/null 2>&1 || log "helm uninstall $TLS_RELEASE failed"
+  k delete pvc -l "app.kubernetes.io/instance=$TLS_RELEASE" --wait=false >/dev/null 2>&1 || true
+}
+
 # ---------------------------------------------------------------------------------------------
 
 log "kvlab end-to-end tests: namespace $NS, images $KVLAB_IMAGE and $PROFILER_IMAGE"
@@ -491,6 +553,7 @@ if scenario "install 3 replicas and wait" install_three_replicas; then
   scenario "the NetworkPolicy is accepted by the API server" network_policy_is_accepted
   scenario "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" network_policy_is_enforced
   scenario "uninstall leaves nothing behind but the volumes' claims" uninstall_leaves_only_the_volumes
+  scenario "mutual TLS with the NetworkPolicy enforced: the pods replicate, a pod without a valid certificate is refused" mutual_tls_between_pods
 else
   for title in "every pod sees 3 nodes" "a write through one pod at 2/3 is read through another" "helm test passes" \
     "a pod deleted by force comes back with its data" "a request at 2/3 keeps succeeding while one pod is down" \
@@ -498,7 +561,8 @@ else
     "helm upgrade 3 -> 5 -> 3 under write load keeps every acknowledged key" "scaling to 5 updates the topology on every pod" \
     "the NetworkPolicy is accepted by the API server" \
     "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" \
-    "uninstall leaves nothing behind but the volumes' claims"; do
+    "uninstall leaves nothing behind but the volumes' claims" \
+    "mutual TLS with the NetworkPolicy enforced: the pods replicate, a pod without a valid certificate is refused"; do
     not_run "$title" "the install failed"
   done
 fi

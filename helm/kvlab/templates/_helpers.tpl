@@ -103,6 +103,35 @@ there is one, else the cluster secret's.
 {{- end }}
 {{- end }}
 
+{{/*
+"true" when the pods need a certificate: mutual TLS on the replica port, HTTPS on the client port, or both.
+*/}}
+{{- define "kvlab.tlsOn" -}}
+{{- if or .Values.tls.enabled .Values.tls.client.enabled }}true{{- end }}
+{{- end }}
+
+{{/*
+The Secret with the nodes' certificate (tls.crt, tls.key) and the CA they trust (ca.crt).
+*/}}
+{{- define "kvlab.tlsSecretName" -}}
+{{- .Values.tls.existingSecret | default (printf "%s-tls" (include "kvlab.fullname" .)) }}
+{{- end }}
+
+{{/*
+The names the nodes' certificate holds, as a YAML list: every pod as its peers call it
+(<pod>.<headless FQDN>) and the client Service under each of its names.
+*/}}
+{{- define "kvlab.tlsDnsNames" -}}
+{{- $fullname := include "kvlab.fullname" . }}
+{{- $ns := .Release.Namespace }}
+- {{ printf "*.%s" (include "kvlab.headlessFqdn" .) | quote }}
+- {{ printf "*.%s.%s.svc" (include "kvlab.headlessName" .) $ns | quote }}
+- {{ $fullname | quote }}
+- {{ printf "%s.%s" $fullname $ns | quote }}
+- {{ printf "%s.%s.svc" $fullname $ns | quote }}
+- {{ printf "%s.%s.svc.%s" $fullname $ns .Values.cluster.domain | quote }}
+{{- end }}
+
 {{- define "kvlab.chart" -}}
 {{- printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 {{- end }}

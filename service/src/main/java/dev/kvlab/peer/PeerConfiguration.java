@@ -15,10 +15,12 @@ import dev.kvlab.replication.ReplicationMetrics;
 import dev.kvlab.replication.ReplicationProperties;
 import dev.kvlab.replication.TimeoutTimer;
 import dev.kvlab.storage.LocalStore;
+import dev.kvlab.tls.ReplicaTls;
 import io.netty.channel.ChannelOption;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
@@ -79,9 +81,11 @@ public class PeerConfiguration {
     @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
     ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
                                 @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout,
-                                @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout, NettyProperties netty) {
+                                @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout, NettyProperties netty,
+                                ObjectProvider<ReplicaTls> tls) {
+        ReplicaTls replicaTls = tls.getIfAvailable();
         return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout, idleTimeout,
-                netty.replicaPort(List.of(ReplicaProtocol.STREAM_PATH)));
+                netty.replicaPort(List.of(ReplicaProtocol.STREAM_PATH)), replicaTls == null ? null : replicaTls.serverContext());
     }
 
     /** Replica call timeouts; a tick of 20 ms is 2 % of the default 1 s timeout. */
@@ -123,17 +127,22 @@ public class PeerConfiguration {
 
     /**
      * Runs on the server's event loops (the ReactorResourceFactory's): no second set of threads.
-     * Signs every call with the cluster's secret.
+     * Signs every call with the cluster's secret; with {@code kvlab.tls.replica-bundle}, calls the
+     * peers over mutual TLS as well.
      */
     @Bean
     WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties,
-                            PeerAuthentication authentication) {
+                            PeerAuthentication authentication, ObjectProvider<ReplicaTls> tls) {
         HttpClient http = HttpClient.create(connections)
                 .runOn(resources.getLoopResources())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
                 // Peers are found by name: a pod that comes back with a new address is found
                 // again within seconds (CoreDNS answers with a 5 s TTL).
                 .resolver(spec -> spec.cacheMaxTimeToLive(Duration.ofSeconds(5)));
+        ReplicaTls replicaTls = tls.getIfAvailable();
+        if (replicaTls != null) {
+            http = http.secure(spec -> spec.sslContext(replicaTls.clientContext()));
+        }
         return WebClient.builder()
                 .clientConnector(new ReactorClientHttpConnector(http))
                 .filter((request, next) -> next.exchange(ClientRequest.from(request)

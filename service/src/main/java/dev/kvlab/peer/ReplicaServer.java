@@ -1,6 +1,7 @@
 package dev.kvlab.peer;
 
 import dev.kvlab.http.ConnectionGuards;
+import io.netty.handler.ssl.SslContext;
 import java.time.Duration;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -15,7 +16,7 @@ import reactor.netty.resources.LoopResources;
  * The replica protocol on a port of its own ({@code kvlab.replication.port}), so a network policy
  * can admit replica traffic from the cluster's nodes only while clients reach the client port.
  * Runs on the web server's event loops; stops with it, draining requests in flight, before the
- * store closes.
+ * store closes. With an SSL context (kvlab.tls.replica-bundle), it speaks mutual TLS only.
  */
 final class ReplicaServer implements SmartLifecycle {
 
@@ -27,23 +28,28 @@ final class ReplicaServer implements SmartLifecycle {
     private final Duration drainTimeout;
     private final Duration idleTimeout;
     private final ConnectionGuards guards;
+    private final SslContext tls;
     private volatile DisposableServer server;
 
     ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout,
-                  Duration idleTimeout, ConnectionGuards guards) {
+                  Duration idleTimeout, ConnectionGuards guards, SslContext tls) {
         this.port = port;
         this.routes = routes;
         this.loops = loops;
         this.drainTimeout = drainTimeout;
         this.idleTimeout = idleTimeout;
         this.guards = guards;
+        this.tls = tls;
     }
 
     @Override
     public void start() {
         HttpServer http = guards.applyTo(HttpServer.create().port(port).runOn(loops).route(routes::apply));
+        if (tls != null) {
+            http = http.secure(spec -> spec.sslContext(tls));
+        }
         server = (idleTimeout != null ? http.idleTimeout(idleTimeout) : http).bindNow();
-        log.info("replica protocol listening on port {}", server.port());
+        log.info("replica protocol listening on port {}{}", server.port(), tls != null ? " (mutual TLS)" : "");
     }
 
     @Override

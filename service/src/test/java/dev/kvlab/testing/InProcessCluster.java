@@ -37,6 +37,8 @@ public final class InProcessCluster implements AutoCloseable {
     private final IntFunction<Map<String, String>> nodeProperties;
     /** The cluster's secret: the nodes sign their replica calls with it, and so do this fixture's clients. */
     private final String secret = UUID.randomUUID().toString();
+    /** https when the nodes speak mutual TLS on their replica ports (kvlab.tls.replica-bundle). */
+    private final String replicaScheme;
 
     private InProcessCluster(int size, int maxSize, boolean replicaPorts, Map<String, String> extraProperties,
                              IntFunction<Map<String, String>> nodeProperties) throws IOException {
@@ -48,6 +50,7 @@ public final class InProcessCluster implements AutoCloseable {
         this.nodes = new ConfigurableApplicationContext[size];
         this.extraProperties = extraProperties;
         this.nodeProperties = nodeProperties;
+        this.replicaScheme = extraProperties.containsKey("kvlab.tls.replica-bundle") ? "https" : "http";
         int[] free = freePorts(replicaPorts ? 2 * size : size);
         for (int i = 0; i < size; i++) {
             ports[i] = free[i];
@@ -176,7 +179,7 @@ public final class InProcessCluster implements AutoCloseable {
 
     /** Where the node's replica protocol is served: its own port, or the client port. */
     public String replicaUrl(int node) {
-        return replicaPorts == null ? url(node) : "http://127.0.0.1:" + replicaPorts[node];
+        return replicaPorts == null ? url(node) : replicaScheme + "://127.0.0.1:" + replicaPorts[node];
     }
 
     public void stopNode(int node) {
@@ -211,7 +214,7 @@ public final class InProcessCluster implements AutoCloseable {
             properties.put("kvlab.replication.port", replicaPorts[node]);
         }
         int[] nodePorts = replicaPorts != null ? replicaPorts : ports;
-        properties.put("kvlab.cluster.nodes", Arrays.stream(nodePorts).limit(members).mapToObj(p -> "http://127.0.0.1:" + p)
+        properties.put("kvlab.cluster.nodes", Arrays.stream(nodePorts).limit(members).mapToObj(p -> replicaScheme + "://127.0.0.1:" + p)
                 .collect(Collectors.joining(",")));
         properties.put("kvlab.cluster.self", replicaUrl(node));
         properties.put("kvlab.cluster.secret", secret);
