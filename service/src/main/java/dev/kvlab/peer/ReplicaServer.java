@@ -25,20 +25,26 @@ final class ReplicaServer implements SmartLifecycle {
     private final LoopResources loops;
     private final Duration drainTimeout;
     private final Duration idleTimeout;
+    private final int maxInitialLineLength;
+    private final int maxHeaderSize;
     private volatile DisposableServer server;
 
+    /** {@code maxInitialLineLength} and {@code maxHeaderSize}: the client port's, so a call the client port takes fits here too. */
     ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout,
-                  Duration idleTimeout) {
+                  Duration idleTimeout, int maxInitialLineLength, int maxHeaderSize) {
         this.port = port;
         this.routes = routes;
         this.loops = loops;
         this.drainTimeout = drainTimeout;
         this.idleTimeout = idleTimeout;
+        this.maxInitialLineLength = maxInitialLineLength;
+        this.maxHeaderSize = maxHeaderSize;
     }
 
     @Override
     public void start() {
-        HttpServer http = HttpServer.create().port(port).runOn(loops).route(routes::apply);
+        HttpServer http = HttpServer.create().port(port).runOn(loops).route(routes::apply)
+                .httpRequestDecoder(spec -> spec.maxInitialLineLength(maxInitialLineLength).maxHeaderSize(maxHeaderSize));
         server = (idleTimeout != null ? http.idleTimeout(idleTimeout) : http).bindNow();
         log.info("replica protocol listening on port {}", server.port());
     }
