@@ -73,6 +73,14 @@ class ReplicaPortTest {
 
         assertThat(range.statusCode()).as(text(range)).isEqualTo(200);
         assertThat(text(range)).contains("long-bounds");
+        // The call a coordinator makes of each peer for it (a peer that refused it would only be
+        // left out of the range, and the coordinator's own copy would hide that).
+        String records = ReplicaProtocol.RECORDS_PATH + "?start=" + ReplicaProtocol.encodeKey(start.getBytes(StandardCharsets.UTF_8))
+                + "&end=" + ReplicaProtocol.encodeKey(end.getBytes(StandardCharsets.UTF_8));
+        assertThat(records.length()).isGreaterThan(4096);
+        HttpResponse<byte[]> peers = KvClient.signing(cluster.replicaUrl(2), cluster.secret()).send("GET", records, BodyPublishers.noBody());
+        assertThat(peers.statusCode()).as(text(peers)).isEqualTo(200);
+        assertThat(text(peers)).contains("long-bounds");
     }
 
     @Test
