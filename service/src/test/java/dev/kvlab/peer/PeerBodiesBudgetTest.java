@@ -21,7 +21,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** A peer's batch and repair bodies are read on the node's memory budget: beyond it, 503 and nothing stored. */
+/** A peer's batch and repair bodies, and a stream's frames, are read on the node's memory budget: beyond it, 503 and nothing stored. */
 class PeerBodiesBudgetTest {
 
     static InProcessCluster cluster;
@@ -52,6 +52,25 @@ class PeerBodiesBudgetTest {
         assertThat(text(refused)).contains("kvlab.memory.max-bytes-in-flight");
         for (int i = 0; i < 4; i++) {
             assertThat(cluster.client(0).internalRecord("over-budget-" + i).statusCode()).isEqualTo(404);
+        }
+        assertBudgetGivenBack();
+    }
+
+    @Test
+    void aStreamFrameBeyondTheBudgetIsRefusedWith503AndNothingIsStored() {
+        List<StoreOp> ops = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            ops.add(new StoreOp.Write(("frame-over-budget-" + i).getBytes(StandardCharsets.UTF_8),
+                    Record.value(new Version(System.currentTimeMillis(), 1), Record.newValueArray(50 * 1024))));
+        }
+
+        HttpResponse<byte[]> refused = cluster.client(0).send("POST", ReplicaProtocol.STREAM_PATH,
+                BodyPublishers.ofByteArray(ReplicaBatch.frameCalls(ops)));
+
+        assertThat(refused.statusCode()).isEqualTo(503);
+        assertThat(text(refused)).contains("kvlab.memory.max-bytes-in-flight");
+        for (int i = 0; i < 4; i++) {
+            assertThat(cluster.client(0).internalRecord("frame-over-budget-" + i).statusCode()).isEqualTo(404);
         }
         assertBudgetGivenBack();
     }
