@@ -132,14 +132,15 @@ expect_get() {
   ok "GET $2 at $3 through $1: 200, the value written"
 }
 
-# replica_call POD METHOD URL: a replica protocol call from inside POD, signed with the release's
+# replica_call POD METHOD URL [NODE]: a replica protocol call from inside POD, signed for NODE (the
+# target's name in the cluster, by default the URL's scheme and authority) with the release's
 # cluster secret (from its Secret; the signature is made here, with scripts/replica-call.sh).
 # Prints the answer's body, then a line with its HTTP status.
 replica_call() {
-  local pod=$1 method=$2 url=$3 secret header
+  local pod=$1 method=$2 url=$3 node=${4:-} secret header
   secret=$(k get secret "$RELEASE-cluster-secret" -o jsonpath='{.data.cluster-secret}' | base64 -d) ||
     fail "cannot read the Secret $RELEASE-cluster-secret"
-  header=$(SECRET=$secret "$ROOT/scripts/replica-call.sh" --header "$method" "$url")
+  header=$(SECRET=$secret "$ROOT/scripts/replica-call.sh" --header ${node:+--node "$node"} "$method" "$url")
   in_pod "$pod" curl -sS -m 10 -X "$method" -H "$header" -w '\n%{http_code}' "$url"
 }
 

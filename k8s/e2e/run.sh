@@ -409,7 +409,7 @@ network_policy_is_enforced() {
   expect_get "$RELEASE-2" "$key" 3/3 "$value"
   # With five pods, $target may or may not be one of the key's three replicas: 200 or 404, not 401.
   local out code
-  out=$(replica_call "$RELEASE-0" GET "http://$ip:7070/internal/v1/record?id=$key")
+  out=$(replica_call "$RELEASE-0" GET "http://$ip:7070/internal/v1/record?id=$key" "$(pod_url "$target" 7070)")
   code=${out##*$'\n'}
   [ "$code" = 200 ] || [ "$code" = 404 ] ||
     fail "$RELEASE-0's signed call to $target's replica port answered '${out//$'\n'/ | }', expected 200 or 404"

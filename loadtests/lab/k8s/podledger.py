@@ -191,12 +191,12 @@ class PodCluster:
         if not secret:
             raise RuntimeError(f"pod {pod} has no cluster secret in its secret file")
 
-        def read(pod: str, keys: list[str], tag: str) -> dict[str, Held]:
+        def read(pod: str, node: str, keys: list[str], tag: str) -> dict[str, Held]:
             channel = self.channels.setdefault(pod, Channel(self.kubectl, pod, loop=RECORD_LOOP, retry_s=0.0))
 
             def fetch(key: str) -> Held:
                 path = record_target(key)
-                text = channel.request(f"{authorization(secret, 'GET', path)} {path}", timeout=READ_TIMEOUT_S)
+                text = channel.request(f"{authorization(secret, node, 'GET', path)} {path}", timeout=READ_TIMEOUT_S)
                 return held(*parse_curl(text), tag, key)
 
             return read_each(keys, fetch)

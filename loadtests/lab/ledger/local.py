@@ -68,8 +68,8 @@ class LocalCluster:
         """A function that reads keys of the ledger at one node (its client URL): key -> Held."""
         secret = self.cluster_secret()
 
-        def read(target: str, keys: list[str], tag: str) -> dict[str, Held]:
-            return read_records(target, keys, tag, secret)
+        def read(target: str, node: str, keys: list[str], tag: str) -> dict[str, Held]:
+            return read_records(target, node, keys, tag, secret)
 
         return read
 
@@ -87,8 +87,9 @@ class LocalCluster:
         pass
 
 
-def read_records(target: str, keys: list[str], tag: str, secret: bytes, timeout_s: float = READ_TIMEOUT_S) -> dict[str, Held]:
-    """What the node at target holds of each key itself, on one keep-alive connection (lab.ledger.replicas.read_each)."""
+def read_records(target: str, node: str, keys: list[str], tag: str, secret: bytes, timeout_s: float = READ_TIMEOUT_S) -> dict[str, Held]:
+    """What the node at target (named `node` in the cluster) holds of each key itself, on one
+    keep-alive connection (lab.ledger.replicas.read_each)."""
     u = urlparse(target)
     conn: list[http.client.HTTPConnection] = []
 
@@ -97,7 +98,7 @@ def read_records(target: str, keys: list[str], tag: str, secret: bytes, timeout_
         if not conn:
             conn.append(http.client.HTTPConnection(u.hostname, u.port, timeout=timeout_s))
         try:
-            conn[0].request("GET", path, headers={"Authorization": authorization(secret, "GET", path)})
+            conn[0].request("GET", path, headers={"Authorization": authorization(secret, node, "GET", path)})
             r = conn[0].getresponse()
             body = r.read()
         except BaseException:

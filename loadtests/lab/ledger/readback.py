@@ -11,7 +11,9 @@ from .check import UNREADABLE, Held, KeyResult, judge_key, last_acknowledged
 from .history import Op, by_key
 from .replicas import Topology, ack_from
 
-Reader = Callable[[str, list[str], str], dict[str, Held]]
+# read(address, node, keys, tag): the node's records of the keys, read at its address (a URL, a pod)
+# and signed for it by its name in the cluster.
+Reader = Callable[[str, str, list[str], str], dict[str, Held]]
 
 
 def read_all(read: Reader, topo: Topology, replicas: dict[str, list[str]], tag: str) -> dict[str, dict[str, Held]]:
@@ -23,7 +25,7 @@ def read_all(read: Reader, topo: Topology, replicas: dict[str, list[str]], tag: 
             per_node.setdefault(n, []).append(key)
     names = list(per_node)
     with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
-        answers = list(pool.map(lambda n: read(topo.address[n], per_node[n], tag), names))
+        answers = list(pool.map(lambda n: read(topo.address[n], n, per_node[n], tag), names))
     out: dict[str, dict[str, Held]] = {key: {} for key in replicas}
     for name, answer in zip(names, answers):
         for key in per_node[name]:

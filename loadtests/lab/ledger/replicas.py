@@ -3,7 +3,8 @@
 - a key's replicas are the first `from` nodes of its rendezvous-hashing order over the cluster's
   node names (service RendezvousHashing: FNV-1a, then MurmurHash3's fmix64, highest score first);
 - `GET /internal/v1/record?id=` shows one replica's record (docs/api.md, "Between nodes"), signed
-  with the cluster's secret as kvlab-hmac-sha256 (service PeerAuthentication);
+  with the cluster's secret as kvlab-hmac-sha256 (service PeerAuthentication): for the node it is
+  sent to, by its name in the cluster, with the body's digest and a nonce the node takes once;
 - the cluster's node names, and which one a node is, come from its /actuator/kvlab."""
 
 from __future__ import annotations
@@ -12,7 +13,10 @@ import base64
 import hashlib
 import hmac
 import http.client
+import itertools
 import re
+import secrets
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -68,12 +72,34 @@ def record_target(key: str) -> str:
     return f"{RECORD_PATH}?id={quote(key, safe='')}"
 
 
-def authorization(secret: bytes, method: str, target: str, millis: int | None = None, version: str = "") -> str:
-    """The Authorization header of a replica call (service PeerAuthentication)."""
+# This process's signer session (16 hex digits), and the sequence numbers of its calls, per node.
+SESSION = secrets.token_hex(8)
+_sequences: dict[str, itertools.count] = {}
+_sequences_lock = threading.Lock()
+
+
+def nonce_for(node: str) -> str:
+    """A new nonce for a call to the node: this process's session and the call's number there."""
+    with _sequences_lock:
+        count = _sequences.setdefault(node, itertools.count(1))
+        return f"{SESSION}.{next(count)}"
+
+
+def body_digest(body: bytes) -> str:
+    """What a signature says of a body: the standard base64 of its SHA-256."""
+    return base64.b64encode(hashlib.sha256(body).digest()).decode()
+
+
+def authorization(secret: bytes, node: str, method: str, target: str, millis: int | None = None, version: str = "",
+                  body: bytes = b"", nonce: str | None = None) -> str:
+    """The Authorization header of a replica call to the node named `node` in the cluster (service
+    PeerAuthentication); each call needs a new one, as a node takes a nonce once."""
     millis = int(time.time() * 1000) if millis is None else millis
-    signed = f"{method}\n{target}\n{millis}\n{version}".encode()
+    nonce = nonce_for(node) if nonce is None else nonce
+    digest = body_digest(body)
+    signed = f"kvlab-hmac-sha256\n{method}\n{target}\n{node}\n{millis}\n{nonce}\n{version}\n{digest}".encode()
     signature = base64.b64encode(hmac.new(secret, signed, hashlib.sha256).digest()).decode()
-    return f"kvlab-hmac-sha256 t={millis},s={signature}"
+    return f"kvlab-hmac-sha256 t={millis},n={nonce},b={digest},s={signature}"
 
 
 def held(status: int, headers: dict[str, str], body: bytes, tag: str, key: str) -> Held:

@@ -48,6 +48,7 @@ class FakeNode:
         self.store: dict[str, tuple[int, bool, bytes]] = {}  # key -> (version, tombstone, value)
         self.liar = False  # acknowledges writes and keeps none
         self.reads_own_copy = False  # answers reads from its own copy alone, whatever ack says
+        self.nonces: set[str] = set()  # of the replica calls it took: each is taken once
         self.servers = self._bind()
         self.url = f"http://127.0.0.1:{self.servers[0].server_address[1]}"
         for s in self.servers:
@@ -95,10 +96,15 @@ class FakeNode:
 
     def record(self, h: Handler, key: str) -> None:
         given = h.headers.get("Authorization", "")
-        millis = given.partition("t=")[2].partition(",")[0]
-        expected = authorization(self.cluster.secret, "GET", h.path, int(millis)) if millis.isdigit() else ""
+        fields = dict(f.partition("=")[::2] for f in given.removeprefix("kvlab-hmac-sha256 ").split(","))
+        millis, nonce = fields.get("t", ""), fields.get("n", "")
+        expected = authorization(self.cluster.secret, self.url, "GET", h.path, int(millis), nonce=nonce) if millis.isdigit() else ""
         if not hmac.compare_digest(given, expected):
-            return h.answer(401, b"the call's signature does not match the cluster's secret")
+            return h.answer(401, b"the call's signature does not match: signed with another secret, for another node, or altered")
+        with self.cluster.lock:
+            if nonce in self.nonces:
+                return h.answer(401, b"this call was taken already: a replay")
+            self.nonces.add(nonce)
         held = self.store.get(key)
         if held is None:
             return h.answer(404, b"this replica has no record of the key")

@@ -90,13 +90,26 @@ class PlacementTest(unittest.TestCase):
         self.assertFalse(record.promises_last_write("1/2", 3))
 
     def test_a_replica_call_is_signed_as_scripts_replica_call_sh_signs_it(self):
-        # printf 'GET\n<target>\n1700000000000\n' | openssl dgst -sha256 -hmac <secret> -binary | base64
+        # printf 'kvlab-hmac-sha256\nGET\n<target>\n<node>\n1700000000000\n<nonce>\n\n<sha-256 of nothing, base64>'
+        #   | openssl dgst -sha256 -hmac <secret> -binary | base64 (the service's PeerAuthenticationTest checks the same)
         target = replicas.record_target("ledger-a1-00001")
         self.assertEqual("/internal/v1/record?id=ledger-a1-00001", target)
+        node = "http://kvlab-0.kvlab-headless.default.svc.cluster.local:7070"
         self.assertEqual(
-            "kvlab-hmac-sha256 t=1700000000000,s=3TQ3loTdpAphoBAVvcAn/Na/8O9LOdjomkYJ0LtaMlA=",
-            replicas.authorization(b"s3cret-of-the-cluster", "GET", target, 1700000000000),
+            "kvlab-hmac-sha256 t=1700000000000,n=0123456789abcdef.1,b=47DEQpj8HBSa+/TImW+5JCeuQeRkm5NMpJWZG3hSuFU=,"
+            "s=cOkMhM8wFb/vYd1C697zoa2dRvT2/5mfwbSz9UpygBs=",
+            replicas.authorization(b"s3cret-of-the-cluster", node, "GET", target, 1700000000000, nonce="0123456789abcdef.1"),
         )
+
+    def test_each_replica_call_has_a_nonce_of_its_own_numbered_per_node(self):
+        a1, a2 = replicas.nonce_for("http://a:1"), replicas.nonce_for("http://a:1")
+        b1 = replicas.nonce_for("http://b:1")
+        session, _, first = a1.partition(".")
+        self.assertEqual(16, len(session))
+        self.assertEqual(f"{session}.{int(first) + 1}", a2)
+        self.assertEqual(session, b1.partition(".")[0])
+        signed = replicas.authorization(b"k", "http://a:1", "GET", "/x")
+        self.assertNotEqual(signed, replicas.authorization(b"k", "http://a:1", "GET", "/x"), "never the same header twice")
 
     def test_a_replicas_answer_is_what_it_holds(self):
         v = history.value_of("t", "k", 5)

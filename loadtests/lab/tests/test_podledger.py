@@ -217,7 +217,7 @@ class PodReadBackTest(unittest.TestCase):
         cluster = self.ex.ledger()
         read = cluster.reader()
         keys = sorted({o.key for o in ops})
-        found = read("kvlab-0", keys, "pods")
+        found = read("kvlab-0", self.fake.nodes[0].url, keys, "pods")
         for key in keys:
             kept = self.fake.nodes[0].store.get(key)
             if kept:

@@ -41,9 +41,9 @@ public class HealConfiguration {
     }
 
     @Bean(destroyMethod = "close")
-    HintReplayer hintReplayer(HintStore hints, TopologyProvider topology, ReplicaDirectory replicas, HealingProperties properties,
-                              MeterRegistry registry) {
-        HintReplayer replayer = new HintReplayer(hints, topology, replicas, properties.hints());
+    HintReplayer hintReplayer(HintStore hints, TopologyProvider topology, ReplicaDirectory replicas, MemoryBudget budget,
+                              HealingProperties properties, MeterRegistry registry) {
+        HintReplayer replayer = new HintReplayer(hints, topology, replicas, budget, properties.hints());
         FunctionCounter.builder("kvlab.hints.replayed", replayer, HintReplayer::replayed)
                 .description("Hints replayed to the peers that had missed them")
                 .register(registry);

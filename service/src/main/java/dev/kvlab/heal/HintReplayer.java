@@ -2,6 +2,8 @@ package dev.kvlab.heal;
 
 import dev.kvlab.cluster.Topology;
 import dev.kvlab.cluster.TopologyProvider;
+import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.memory.OverBudgetException;
 import dev.kvlab.replication.Replica;
 import dev.kvlab.replication.ReplicaDirectory;
 import java.time.Duration;
@@ -19,7 +21,8 @@ import reactor.core.publisher.Mono;
  * (their versions make a replay that comes twice harmless) and forgotten once the peer took them.
  * A peer that fails stops its replay until the next tick. Throttled to {@code replayRate} bytes per
  * second per peer. Hints of a node that has left the topology are dropped: repair and the handoff
- * place its data now.
+ * place its data now. A step's hints are held on the node's memory budget as they are read, until
+ * the peer took them; a step that finds no room waits for the next tick.
  */
 public final class HintReplayer implements BackgroundWork {
 
@@ -30,15 +33,18 @@ public final class HintReplayer implements BackgroundWork {
     private final HintStore hints;
     private final TopologyProvider topology;
     private final ReplicaDirectory replicas;
+    private final MemoryBudget budget;
     private final HealingProperties.Hints limits;
     private final AtomicBoolean running = new AtomicBoolean();
     private final AtomicLong replayed = new AtomicLong();
     private Disposable ticks;
 
-    public HintReplayer(HintStore hints, TopologyProvider topology, ReplicaDirectory replicas, HealingProperties.Hints limits) {
+    public HintReplayer(HintStore hints, TopologyProvider topology, ReplicaDirectory replicas, MemoryBudget budget,
+                        HealingProperties.Hints limits) {
         this.hints = hints;
         this.topology = topology;
         this.replicas = replicas;
+        this.budget = budget;
         this.limits = limits;
     }
 
@@ -65,32 +71,49 @@ public final class HintReplayer implements BackgroundWork {
 
     /** Steps of the peer's oldest hints, until none are left or the peer fails one. */
     private Mono<Void> replay(String node, Replica replica) {
-        return hints.oldest(node, Math.min(STEP_BYTES, limits.replayRate().toBytes()))
-                .flatMap(step -> {
-                    if (step.isEmpty()) {
-                        return Mono.empty();
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> step(node, replica, lease), HintReplayer::released)
+                .flatMap(bytes -> Mono.delay(Duration.ofMillis(bytes * 1000 / limits.replayRate().toBytes()))
+                        .then(Mono.defer(() -> replay(node, replica))))
+                .onErrorResume(failed -> {
+                    if (failed instanceof OverBudgetException) {
+                        log.debug("no room in the memory budget to replay {}'s hints now: {}", node, failed.getMessage());
+                    } else {
+                        log.debug("{} does not take its hints yet: {}", node, failed.toString());
                     }
-                    long bytes = step.stream().mapToLong(Hint::encodedBytes).sum();
-                    return Flux.fromIterable(step)
-                            .flatMap(hint -> replica.write(hint.key(), hint.record()), 64)
-                            .then(hints.remove(node, step))
-                            .doOnSuccess(done -> {
-                                replayed.addAndGet(step.size());
-                                log.debug("replayed {} hints to {}", step.size(), node);
-                            })
-                            .then(Mono.delay(Duration.ofMillis(bytes * 1000 / limits.replayRate().toBytes())))
-                            .then(Mono.defer(() -> replay(node, replica)));
-                })
-                .onErrorResume(unreachable -> {
-                    log.debug("{} does not take its hints yet: {}", node, unreachable.toString());
                     return Mono.empty();
                 });
     }
 
-    /** Drops the hints of a node that is no longer in the topology. */
+    /** One step: the peer's oldest hints, held on {@code lease}, sent, and forgotten once it took them; their bytes, or empty when none are left. */
+    private Mono<Long> step(String node, Replica replica, MemoryBudget.Lease lease) {
+        return hints.oldest(node, Math.min(STEP_BYTES, limits.replayRate().toBytes()), lease)
+                .flatMap(step -> {
+                    if (step.isEmpty()) {
+                        return Mono.empty();
+                    }
+                    return Flux.fromIterable(step)
+                            .flatMap(hint -> replica.write(hint.key(), hint.record()), 64)
+                            .then(hints.remove(node, step))
+                            .then(Mono.fromSupplier(() -> {
+                                replayed.addAndGet(step.size());
+                                log.debug("replayed {} hints to {}", step.size(), node);
+                                return step.stream().mapToLong(Hint::encodedBytes).sum();
+                            }));
+                });
+    }
+
+    /** Drops the hints of a node that is no longer in the topology, a step at a time, each held on the budget as it is read. */
     private Mono<Void> forget(String node) {
-        return hints.oldest(node, Long.MAX_VALUE)
-                .flatMap(all -> all.isEmpty() ? Mono.<Void>empty() : hints.remove(node, all).then(Mono.defer(() -> forget(node))));
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease),
+                        lease -> hints.oldest(node, STEP_BYTES, lease).flatMap(step -> step.isEmpty()
+                                ? Mono.<Boolean>empty()
+                                : hints.remove(node, step).thenReturn(true)),
+                        HintReplayer::released)
+                .flatMap(more -> forget(node));
+    }
+
+    private static Mono<Void> released(MemoryBudget.Lease lease) {
+        return Mono.fromRunnable(lease::release);
     }
 
     /** Hints replayed since the node started. */

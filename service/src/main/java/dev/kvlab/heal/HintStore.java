@@ -34,6 +34,8 @@ import reactor.core.publisher.Mono;
 public final class HintStore implements MissedWrites {
 
     private static final Logger log = LoggerFactory.getLogger(HintStore.class);
+    /** Hints read from the store at a time while a replay step is taken: few, as each may be a large value. */
+    private static final int READ_PAGE = 8;
 
     private final LocalStore store;
     private final MemoryBudget budget;
@@ -126,23 +128,40 @@ public final class HintStore implements MissedWrites {
                         });
     }
 
-    /** The oldest hints of {@code node}, about {@code maxBytes} of them. */
-    Mono<List<Hint>> oldest(String node, long maxBytes) {
+    /**
+     * The oldest hints of {@code node}, about {@code maxBytes} of them (at least one), each held on
+     * {@code lease} as it is read: read a few at a time, they stop where the lease has no room, and
+     * fail with {@link dev.kvlab.memory.OverBudgetException} when it has none for the first.
+     */
+    Mono<List<Hint>> oldest(String node, long maxBytes, MemoryBudget.Lease lease) {
         byte[] prefix = ByteBuffer.allocate(8).putLong(nodeKey(node)).array();
+        byte[] end = successor8(prefix);
         return store.onStorage(rocks -> {
             List<Hint> hints = new ArrayList<>();
             long bytes = 0;
-            for (Map.Entry<byte[], byte[]> entry : rocks.hints().scan(prefix, successor8(prefix), 1024)) {
-                if (!hints.isEmpty() && bytes + entry.getValue().length > maxBytes) {
-                    break;
+            byte[] from = prefix;
+            while (true) {
+                List<Map.Entry<byte[], byte[]>> page = rocks.hints().scan(from, end, READ_PAGE);
+                for (Map.Entry<byte[], byte[]> entry : page) {
+                    int size = entry.getValue().length;
+                    if (!hints.isEmpty() && bytes + size > maxBytes || !lease.tryHold(size)) {
+                        if (hints.isEmpty()) {
+                            throw lease.overBudget();
+                        }
+                        return hints;
+                    }
+                    Hint hint = Hint.decode(entry.getKey(), entry.getValue());
+                    if (hint.node().equals(node)) {
+                        hints.add(hint);
+                        bytes += size;
+                    }
                 }
-                Hint hint = Hint.decode(entry.getKey(), entry.getValue());
-                if (hint.node().equals(node)) {
-                    hints.add(hint);
-                    bytes += entry.getValue().length;
+                if (page.size() < READ_PAGE) {
+                    return hints;
                 }
+                // The next page starts just after this one's last key.
+                from = Arrays.copyOf(page.getLast().getKey(), page.getLast().getKey().length + 1);
             }
-            return hints;
         });
     }
 

@@ -3,10 +3,12 @@ package dev.kvlab.peer;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.IntConsumer;
 
 /**
  * The frames of a batch stream ({@link ReplicaProtocol#STREAM_PATH}): each {@link ReplicaBatch} body,
- * calls one way and answers the other, as {@code [length:4][body]}, the length big-endian.
+ * calls one way and answers the other, as {@code [length:4][body]}, the length big-endian. A call
+ * frame's body ends with its MAC ({@link PeerAuthentication.FrameMacs}): {@code [calls][MAC:32]}.
  * {@link Decoder} reassembles frames from buffers cut anywhere by the network.
  */
 public final class BatchFrames {
@@ -24,12 +26,20 @@ public final class BatchFrames {
     public static final class Decoder {
 
         private final long maxBody;
+        private final IntConsumer reserve;
         private final byte[] length = new byte[LENGTH_BYTES];
         private byte[] field = length;
         private int filled;
 
         public Decoder(long maxBody) {
+            this(maxBody, size -> {
+            });
+        }
+
+        /** {@code reserve} hears each frame's length before its body is allocated, and may refuse it by throwing. */
+        public Decoder(long maxBody, IntConsumer reserve) {
             this.maxBody = maxBody;
+            this.reserve = reserve;
         }
 
         /**
@@ -50,6 +60,7 @@ public final class BatchFrames {
                         if (size < 0 || size > maxBody) {
                             throw new IllegalArgumentException("a batch frame of " + size + " bytes, at most " + maxBody + " allowed");
                         }
+                        reserve.accept(size);
                         field = new byte[size];
                         if (size > 0) {
                             continue;

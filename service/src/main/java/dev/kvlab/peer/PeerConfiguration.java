@@ -17,19 +17,18 @@ import dev.kvlab.replication.TimeoutTimer;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.tls.ReplicaTls;
 import io.netty.channel.ChannelOption;
-import java.net.URI;
 import java.time.Duration;
 import java.util.List;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnExpression;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
+import org.springframework.boot.reactor.netty.autoconfigure.NettyServerProperties;
+import org.springframework.boot.web.server.autoconfigure.ServerProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
-import org.springframework.web.reactive.function.client.ClientRequest;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
@@ -53,7 +52,7 @@ public class PeerConfiguration {
             throw new IllegalStateException("a node of a cluster needs the cluster's secret: set kvlab.cluster.secret-file "
                     + "(or kvlab.cluster.secret) to the same secret on every node");
         }
-        return new PeerAuthentication(secret, wallClock, cluster.maxClockSkew().toMillis());
+        return new PeerAuthentication(secret, wallClock, cluster.maxClockSkew().toMillis(), () -> topology.current().self());
     }
 
     @Bean
@@ -82,9 +81,12 @@ public class PeerConfiguration {
     ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
                                 @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout,
                                 @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout, NettyProperties netty,
-                                ObjectProvider<ReplicaTls> tls) {
+                                NettyServerProperties serverNetty, ServerProperties server, ObjectProvider<ReplicaTls> tls) {
         ReplicaTls replicaTls = tls.getIfAvailable();
+        // The client port's limits (server.netty.max-initial-line-length, server.max-http-request-header-size), so
+        // a request the client port takes, such as a range with long bounds, can be passed on to a replica.
         return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout, idleTimeout,
+                (int) serverNetty.getMaxInitialLineLength().toBytes(), (int) server.getMaxHttpRequestHeaderSize().toBytes(),
                 netty.replicaPort(List.of(ReplicaProtocol.STREAM_PATH)), replicaTls == null ? null : replicaTls.serverContext());
     }
 
@@ -127,12 +129,12 @@ public class PeerConfiguration {
 
     /**
      * Runs on the server's event loops (the ReactorResourceFactory's): no second set of threads.
-     * Signs every call with the cluster's secret; with {@code kvlab.tls.replica-bundle}, calls the
-     * peers over mutual TLS as well.
+     * Its users sign every call, body included, with the cluster's secret ({@link PeerAuthentication});
+     * with {@code kvlab.tls.replica-bundle}, it calls the peers over mutual TLS as well.
      */
     @Bean
     WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties,
-                            PeerAuthentication authentication, ObjectProvider<ReplicaTls> tls) {
+                            ObjectProvider<ReplicaTls> tls) {
         HttpClient http = HttpClient.create(connections)
                 .runOn(resources.getLoopResources())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
@@ -145,16 +147,7 @@ public class PeerConfiguration {
         }
         return WebClient.builder()
                 .clientConnector(new ReactorClientHttpConnector(http))
-                .filter((request, next) -> next.exchange(ClientRequest.from(request)
-                        .header(HttpHeaders.AUTHORIZATION, authentication.authorization(request.method().name(), target(request.url()),
-                                request.headers().getFirst(ReplicaProtocol.VERSION_HEADER)))
-                        .build()))
                 .build();
-    }
-
-    /** The request target a server sees: the raw path and query. */
-    private static String target(URI url) {
-        return url.getRawQuery() == null ? url.getRawPath() : url.getRawPath() + '?' + url.getRawQuery();
     }
 
     /**
@@ -162,14 +155,14 @@ public class PeerConfiguration {
      * minutes covers a scan of about a hundred million keys at the default rate.
      */
     @Bean
-    RepairClient repairClient(WebClient replicaClient) {
-        return new RepairClient(replicaClient, Duration.ofMinutes(10), RequestParameters.MAX_KEY_BYTES);
+    RepairClient repairClient(WebClient replicaClient, PeerAuthentication authentication) {
+        return new RepairClient(replicaClient, authentication, Duration.ofMinutes(10), RequestParameters.MAX_KEY_BYTES);
     }
 
     @Bean
-    PeerClient peerClient(WebClient replicaClient, TimeoutTimer replicaTimeouts, ReplicationProperties replication,
-                          ApiProperties api, ReplicationMetrics metrics) {
-        return node -> new RemoteReplica(node, replicaClient, replicaTimeouts, replication.timeout(), replication.rangeIdleTimeout(),
+    PeerClient peerClient(WebClient replicaClient, PeerAuthentication authentication, TimeoutTimer replicaTimeouts,
+                          ReplicationProperties replication, ApiProperties api, ReplicationMetrics metrics) {
+        return node -> new RemoteReplica(node, replicaClient, authentication, replicaTimeouts, replication.timeout(), replication.rangeIdleTimeout(),
                 RequestParameters.MAX_KEY_BYTES, api.maxValueSize().toBytes(), replication.batch(), metrics);
     }
 }

@@ -11,6 +11,7 @@ import java.util.List;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
@@ -24,7 +25,10 @@ import reactor.util.concurrent.Queues;
  * Sends one peer's batches over a long-lived exchange with the shared {@link WebClient}
  * ({@link ReplicaProtocol#STREAM_PATH}): the request body is a stream of call frames, the response a
  * stream of answer frames in the same order ({@link BatchFrames}). A batch then costs a frame each
- * way, not a request and a response with a connection taken from the pool and given back. Answer
+ * way, not a request and a response with a connection taken from the pool and given back. The
+ * stream's opening is signed ({@link PeerAuthentication#openStream}), and each call frame carries
+ * its MAC, over its number on the stream and its calls, so no frame can be injected, replayed or
+ * reordered. Answer
  * frames are decoded as their bytes arrive ({@link AnswerDecoder}), each record held on its call's
  * lease, so no answer frame is ever held whole.
  *
@@ -38,6 +42,7 @@ final class PeerStream implements PeerBatcher.Sender {
 
     private final String node;
     private final WebClient client;
+    private final PeerAuthentication authentication;
     private final URI uri;
     private final int maxInFlight;
     private final long maxValueLength;
@@ -45,9 +50,11 @@ final class PeerStream implements PeerBatcher.Sender {
     private Exchange current;
 
     /** {@code maxAnswerBytes} bounds an answer frame's declared length, so a corrupt stream is caught early. */
-    PeerStream(String node, WebClient client, int maxInFlight, long maxValueLength, long maxAnswerBytes) {
+    PeerStream(String node, WebClient client, PeerAuthentication authentication, int maxInFlight, long maxValueLength,
+               long maxAnswerBytes) {
         this.node = node;
         this.client = client;
+        this.authentication = authentication;
         this.uri = URI.create(node + ReplicaProtocol.STREAM_PATH);
         this.maxInFlight = maxInFlight;
         this.maxValueLength = maxValueLength;
@@ -78,6 +85,7 @@ final class PeerStream implements PeerBatcher.Sender {
     private final class Exchange {
 
         private final Sinks.Many<DataBuffer> frames = Sinks.many().unicast().onBackpressureBuffer(Queues.<DataBuffer>get(maxInFlight).get());
+        private final PeerAuthentication.StreamOpening opening = authentication.openStream(node);
         private final ArrayDeque<Waiting> waiting = new ArrayDeque<>();
         private final Disposable subscription;
         /** The answer frame being read: its length's bytes, then how many of its bytes are still to come. */
@@ -88,6 +96,7 @@ final class PeerStream implements PeerBatcher.Sender {
         Exchange() {
             subscription = client.post().uri(uri)
                     .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                    .header(HttpHeaders.AUTHORIZATION, opening.authorization())
                     .body(frames.asFlux(), DataBuffer.class)
                     .exchangeToFlux(response -> response.statusCode().value() == HttpStatus.OK.value()
                             ? response.bodyToFlux(DataBuffer.class)
@@ -103,13 +112,18 @@ final class PeerStream implements PeerBatcher.Sender {
             synchronized (this) {
                 if (!ended) {
                     waiting.add(batch);
+                    // Sealed in the order the frames are written: each MAC covers the frame's number.
+                    opening.frames().seal(frame);
                     if (frames.tryEmitNext(DefaultDataBufferFactory.sharedInstance.wrap(frame)).isSuccess()) {
                         return;
                     }
                     waiting.removeLast();
                 }
             }
-            batch.sink().error(new ReplicaException(node, "the batch stream ended before the batch could be sent"));
+            // Not written: its number is spent, so no later frame would match; the stream ends.
+            ReplicaException unsent = new ReplicaException(node, "the batch stream ended before the batch could be sent");
+            end(unsent);
+            batch.sink().error(unsent);
         }
 
         /** Feeds the answer frames' bytes to the batches in order; a batch is answered when its frame ends. */

@@ -17,6 +17,7 @@ import java.util.Optional;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -38,6 +39,7 @@ public final class RemoteReplica implements Replica {
     private final String node;
     private final String name;
     private final WebClient client;
+    private final PeerAuthentication authentication;
     private final URI batchUri;
     private final PeerBatcher batcher;
     private final TimeoutTimer timer;
@@ -46,18 +48,21 @@ public final class RemoteReplica implements Replica {
     private final int maxKeyLength;
     private final long maxValueLength;
 
-    public RemoteReplica(String node, WebClient client, TimeoutTimer timer, Duration timeout, Duration rangeIdleTimeout,
-                         int maxKeyLength, long maxValueLength, ReplicationProperties.Batch batching, ReplicationMetrics metrics) {
+    /** {@code authentication} signs each call for {@code node}, body included. */
+    public RemoteReplica(String node, WebClient client, PeerAuthentication authentication, TimeoutTimer timer, Duration timeout,
+                         Duration rangeIdleTimeout, int maxKeyLength, long maxValueLength, ReplicationProperties.Batch batching,
+                         ReplicationMetrics metrics) {
         this.node = node;
         this.name = "replica " + node;
         this.client = client;
+        this.authentication = authentication;
         this.batchUri = URI.create(node + ReplicaProtocol.BATCH_PATH);
         this.timer = timer;
         this.timeout = timeout;
         this.rangeIdleTimeout = rangeIdleTimeout;
         this.maxKeyLength = maxKeyLength;
         this.maxValueLength = maxValueLength;
-        PeerBatcher.Sender sender = batching.stream() ? streamed(new PeerStream(node, client, batching.maxInFlight(), maxValueLength,
+        PeerBatcher.Sender sender = batching.stream() ? streamed(new PeerStream(node, client, authentication, batching.maxInFlight(), maxValueLength,
                 (long) batching.maxCalls() * ReplicaBatch.largestAnswerBytes(maxValueLength))) : this::send;
         this.batcher = new PeerBatcher(node, sender, batching, metrics::batchSent);
     }
@@ -87,9 +92,11 @@ public final class RemoteReplica implements Replica {
      * order; the answer is decoded as it arrives, each record held on its call's lease.
      */
     private Mono<List<Outcome>> send(List<StoreOp> ops, List<MemoryBudget.Lease> leases) {
+        byte[] body = ReplicaBatch.encodeCalls(ops);
         return inTime(client.post().uri(batchUri)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
-                .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(ReplicaBatch.encodeCalls(ops)))
+                .header(HttpHeaders.AUTHORIZATION, authentication.authorization(node, "POST", ReplicaProtocol.BATCH_PATH, null, body))
+                .bodyValue(DefaultDataBufferFactory.sharedInstance.wrap(body))
                 .exchangeToMono(response -> {
                     if (response.statusCode().value() != HttpStatus.OK.value()) {
                         return failure(response);
@@ -121,12 +128,13 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Flux<Entry> range(byte[] start, byte[] end) {
-        StringBuilder uri = new StringBuilder(node).append(ReplicaProtocol.RECORDS_PATH)
+        StringBuilder target = new StringBuilder(ReplicaProtocol.RECORDS_PATH)
                 .append("?start=").append(ReplicaProtocol.encodeKey(start));
         if (end != null) {
-            uri.append("&end=").append(ReplicaProtocol.encodeKey(end));
+            target.append("&end=").append(ReplicaProtocol.encodeKey(end));
         }
-        return client.get().uri(URI.create(uri.toString()))
+        return client.get().uri(URI.create(node + target))
+                .header(HttpHeaders.AUTHORIZATION, authentication.authorization(node, "GET", target.toString(), null, (byte[]) null))
                 .exchangeToFlux(this::records)
                 .timeout(timer.after(timeout), entry -> timer.after(rangeIdleTimeout));
     }

@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -18,18 +19,20 @@ import reactor.core.publisher.Mono;
 
 /**
  * The initiator's end of a repair round ({@link ReplicaProtocol#REPAIR_BUCKETS_PATH} and the
- * rest), with the signed replica client. The peer scans its store at a paced rate before it
+ * rest), each call signed with its body ({@link PeerAuthentication}). The peer scans its store at a paced rate before it
  * answers, so the calls wait longer than a replica call: up to {@code scanTimeout} for the bucket
  * hashes or a stream's next digest.
  */
 public final class RepairClient {
 
     private final WebClient client;
+    private final PeerAuthentication authentication;
     private final Duration scanTimeout;
     private final int maxKeyLength;
 
-    public RepairClient(WebClient client, Duration scanTimeout, int maxKeyLength) {
+    public RepairClient(WebClient client, PeerAuthentication authentication, Duration scanTimeout, int maxKeyLength) {
         this.client = client;
+        this.authentication = authentication;
         this.scanTimeout = scanTimeout;
         this.maxKeyLength = maxKeyLength;
     }
@@ -92,6 +95,7 @@ public final class RepairClient {
     private WebClient.RequestHeadersSpec<?> post(String node, String path, byte[] body) {
         return client.post().uri(URI.create(node + path))
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .header(HttpHeaders.AUTHORIZATION, authentication.authorization(node, "POST", path, null, body))
                 .contentLength(body.length)
                 .bodyValue(body);
     }

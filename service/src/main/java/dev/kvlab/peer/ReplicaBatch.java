@@ -67,7 +67,10 @@ public final class ReplicaBatch {
         return encodeCalls(ops, false);
     }
 
-    /** The calls as one frame of a batch stream ({@link BatchFrames}): their length, then the calls. */
+    /**
+     * The calls as one frame of a batch stream ({@link BatchFrames}): its length, the calls, and room
+     * for the frame's MAC, which {@link PeerAuthentication.FrameMacs#seal} writes.
+     */
     public static byte[] frameCalls(List<StoreOp> ops) {
         return encodeCalls(ops, true);
     }
@@ -186,12 +189,15 @@ public final class ReplicaBatch {
         return message.length <= MAX_MESSAGE_BYTES ? message : Arrays.copyOf(message, MAX_MESSAGE_BYTES);
     }
 
-    /** A buffer for a body of {@code size} bytes, with room for the frame's length in front when framed (written already). */
+    /**
+     * A buffer for calls of {@code size} bytes; framed, with the frame's length in front (written
+     * already) and room for its MAC behind.
+     */
     private static ByteBuffer allocate(int size, boolean framed) {
         if (!framed) {
             return ByteBuffer.allocate(size);
         }
-        return ByteBuffer.allocate(BatchFrames.LENGTH_BYTES + size).putInt(size);
+        return ByteBuffer.allocate(BatchFrames.LENGTH_BYTES + size + PeerAuthentication.TAG_BYTES).putInt(size + PeerAuthentication.TAG_BYTES);
     }
 
     /**

@@ -27,6 +27,7 @@ import io.netty.handler.codec.http.HttpResponseStatus;
 import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BiFunction;
@@ -49,6 +50,11 @@ final class ReplicaHandler {
 
     /** A repair request names the nodes and holds a bitmap of buckets: a few hundred KiB at the most. */
     private static final int MAX_REPAIR_REQUEST_BYTES = 1 << 20;
+    /**
+     * The longest a repair round can plausibly take, from its start to its end's report: a round
+     * scans the two nodes' shared records at a paced rate, a few minutes for a hundred million keys.
+     */
+    static final long MAX_REPAIR_ROUND_MILLIS = Duration.ofDays(1).toMillis();
 
     private final LocalStore store;
     private final HybridLogicalClock clock;
@@ -84,34 +90,93 @@ final class ReplicaHandler {
     /** Adds the protocol's routes, the records stream included; each takes signed calls only. */
     HttpServerRoutes addTo(HttpServerRoutes routes) {
         return routes
-                .post(ReplicaProtocol.BATCH_PATH, peersOnly(this::batch))
-                .post(ReplicaProtocol.STREAM_PATH, peersOnly(this::stream))
-                .get(ReplicaProtocol.RECORD_PATH, peersOnly(this::read))
-                .put(ReplicaProtocol.RECORD_PATH, peersOnly(this::write))
-                .delete(ReplicaProtocol.RECORD_PATH, peersOnly(this::delete))
-                .get(ReplicaProtocol.RECORDS_PATH, peersOnly(this::records))
-                .post(ReplicaProtocol.REPAIR_BUCKETS_PATH, peersOnly(this::repairBuckets))
-                .post(ReplicaProtocol.REPAIR_DIGESTS_PATH, peersOnly(this::repairDigests))
-                .post(ReplicaProtocol.REPAIR_DONE_PATH, peersOnly(this::repairDone));
+                .post(ReplicaProtocol.BATCH_PATH, peersOnly(false, this::batch))
+                .post(ReplicaProtocol.STREAM_PATH, peersOnly(true, this::stream))
+                .get(ReplicaProtocol.RECORD_PATH, peersOnly(false, withoutBody(this::read)))
+                .put(ReplicaProtocol.RECORD_PATH, peersOnly(false, this::write))
+                .delete(ReplicaProtocol.RECORD_PATH, peersOnly(false, withoutBody(this::delete)))
+                .get(ReplicaProtocol.RECORDS_PATH, peersOnly(false, withoutBody(this::records)))
+                .post(ReplicaProtocol.REPAIR_BUCKETS_PATH, peersOnly(false, this::repairBuckets))
+                .post(ReplicaProtocol.REPAIR_DIGESTS_PATH, peersOnly(false, this::repairDigests))
+                .post(ReplicaProtocol.REPAIR_DONE_PATH, peersOnly(false, this::repairDone));
+    }
+
+    /** A route of the protocol, given the call once its head is found authentic. */
+    @FunctionalInterface
+    private interface SignedRoute {
+        Mono<Void> handle(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call);
     }
 
     /**
-     * {@code handler} for calls signed with the cluster's secret ({@link PeerAuthentication}); any
-     * other call gets 401 before a byte of its body is read, and the connection closes.
+     * {@code route} for calls signed with the cluster's secret, for this node, not seen before
+     * ({@link PeerAuthentication}); any other call gets 401 before a byte of its body is read, and
+     * the connection closes. A body or frame that is not the one signed gets 401 before it is used
+     * (or, on a stream that has answered already, ends it).
      */
-    private BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> peersOnly(
-            BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
-        BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> answered = HttpErrors.answered(handler);
-        return (request, response) -> {
+    private BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> peersOnly(boolean streamed, SignedRoute route) {
+        return HttpErrors.answered((request, response) -> Mono.defer(() -> {
             HttpHeaders headers = request.requestHeaders();
-            String refusal = authentication.refusal(request.method().name(), request.uri(),
-                    headers.get(ReplicaProtocol.VERSION_HEADER), headers.get(HttpHeaderNames.AUTHORIZATION));
-            if (refusal != null) {
-                response.header(HttpHeaderNames.WWW_AUTHENTICATE, PeerAuthentication.SCHEME);
-                return NettyResponses.closing(response, HttpResponseStatus.UNAUTHORIZED, refusal);
-            }
-            return answered.apply(request, response);
+            PeerAuthentication.Call call = authentication.verify(request.method().name(), request.uri(),
+                    headers.get(ReplicaProtocol.VERSION_HEADER), headers.get(HttpHeaderNames.AUTHORIZATION), streamed);
+            return route.handle(request, response, call);
+        }).onErrorResume(PeerAuthentication.Refused.class, refused -> response.hasSentHeaders() ? Mono.error(refused) : refusal(response, refused)));
+    }
+
+    private static Mono<Void> refusal(HttpServerResponse response, PeerAuthentication.Refused refused) {
+        if (refused.status() == HttpResponseStatus.UNAUTHORIZED.code()) {
+            response.header(HttpHeaderNames.WWW_AUTHENTICATE, PeerAuthentication.SCHEME);
+        }
+        return NettyResponses.closing(response, HttpResponseStatus.valueOf(refused.status()), refused.getMessage());
+    }
+
+    /** A route whose calls have no body: their signature must say so. */
+    private static SignedRoute withoutBody(BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
+        return (request, response, call) -> {
+            call.checkNoBody();
+            return handler.apply(request, response);
         };
+    }
+
+    /**
+     * The call's body, read whole into an array held on the node's budget (its Content-Length
+     * reserved before a byte is read: 411 without one, 413 over {@code maxBytes}, 503 when the
+     * budget has no room), checked against the digest its signature covers, then handed to
+     * {@code use} with the lease that holds it; the lease goes back when {@code use} is done, or
+     * the call fails or is cancelled.
+     */
+    private Mono<Void> signedBody(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call, long maxBytes,
+                                  String what, BiFunction<ByteBuffer, MemoryBudget.Lease, Mono<Void>> use) {
+        long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
+        if (length < 0) {
+            return NettyResponses.closing(response, HttpResponseStatus.LENGTH_REQUIRED, what + " needs a Content-Length");
+        }
+        if (length > maxBytes) {
+            return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
+                    what + " is at most " + maxBytes + " bytes, this one is " + length);
+        }
+        return Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> {
+            if (!lease.tryHold(length)) {
+                return NettyResponses.closing(response, HttpResponseStatus.SERVICE_UNAVAILABLE, lease.overBudget().getMessage());
+            }
+            byte[] body = new byte[(int) length];
+            int[] filled = {0};
+            return request.receive()
+                    .doOnNext(buffer -> {
+                        int readable = buffer.readableBytes();
+                        if (readable > body.length - filled[0]) {
+                            throw new BadRequestException(what + " is longer than its Content-Length");
+                        }
+                        buffer.getBytes(buffer.readerIndex(), body, filled[0], readable);
+                        filled[0] += readable;
+                    })
+                    .then(Mono.defer(() -> {
+                        if (filled[0] != body.length) {
+                            throw new BadRequestException(what + " is cut short");
+                        }
+                        call.checkBody(body, 0, body.length);
+                        return use.apply(ByteBuffer.wrap(body), lease);
+                    }));
+        }, ReplicaHandler::released);
     }
 
     /** One replica's record, its bytes held on the node's budget until they are written out. */
@@ -137,52 +202,41 @@ final class ReplicaHandler {
 
     /**
      * Many calls in one request and one storage task. A body larger than both a full batch and the
-     * largest single call is refused before it is read, so the aggregated body stays bounded.
+     * largest single call is refused before it is read; the body is read on the budget and held
+     * there, with the records its calls read, until the batch is answered.
      */
-    private Mono<Void> batch(HttpServerRequest request, HttpServerResponse response) {
-        long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
-        if (length < 0) {
-            return NettyResponses.closing(response, HttpResponseStatus.LENGTH_REQUIRED, "a batch needs a Content-Length");
-        }
-        if (length > maxBatchBytes) {
-            return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
-                    "a batch body is at most " + maxBatchBytes + " bytes, this one is " + length);
-        }
-        return request.receive().aggregate()
-                .map(body -> ops(body.nioBuffer()))
-                .switchIfEmpty(Mono.error(() -> new BadRequestException("the batch has no calls")))
-                .flatMap(ops -> Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> run(ops, lease)
-                        .flatMap(outcomes -> response.status(HttpResponseStatus.OK)
-                                .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
-                                .send(Mono.just(ReplicaBatch.answers(outcomes)))
-                                .then()),
-                        ReplicaHandler::released));
+    private Mono<Void> batch(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
+        return signedBody(request, response, call, maxBatchBytes, "a batch", (body, lease) -> run(ops(body), lease)
+                .flatMap(outcomes -> response.status(HttpResponseStatus.OK)
+                        .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                        .send(Mono.just(ReplicaBatch.answers(outcomes)))
+                        .then()));
     }
 
     /**
      * A coordinator's batches, as frames, for as long as it sends them: each answered in order, as a
      * frame, in one storage task. Frames are taken out of each network buffer before it is
-     * released, and read one at a time: the next once the storage has answered the last and its
-     * answer is written, so the records a frame holds are on the node's budget until then. Once the
-     * node stops, the stream answers the frames it has read and ends, so the server's graceful
-     * shutdown does not wait for it; the coordinator opens a new stream (here, after a restart, or
-     * fails fast). A bad first frame gets its 400; a bad frame later closes the connection, which
-     * fails the coordinator's stream.
+     * released, each held on the node's budget from its length on and its MAC checked before its
+     * calls are used ({@link SignedFrames}), and read one at a time: the next once the storage has
+     * answered the last and its answer is written, so a frame and the records it holds are on the
+     * budget until then. Once the node stops, the stream answers the frames it has read and ends,
+     * so the server's graceful shutdown does not wait for it; the coordinator opens a new stream
+     * (here, after a restart, or fails fast). A bad first frame gets its 400 (401 without its MAC,
+     * 503 without room); a bad frame later closes the connection, which fails the coordinator's stream.
      */
-    private Mono<Void> stream(HttpServerRequest request, HttpServerResponse response) {
-        BatchFrames.Decoder frames = new BatchFrames.Decoder(maxBatchBytes);
+    private Mono<Void> stream(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
+        SignedFrames frames = new SignedFrames(maxBatchBytes + PeerAuthentication.TAG_BYTES, budget, call.frames());
         response.status(HttpResponseStatus.OK).header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE);
         return request.receive()
                 .map(buffer -> frames.decode(buffer.nioBuffer()))
-                .concatMapIterable(bodies -> bodies, 1)
+                .concatMapIterable(decoded -> decoded, 1)
                 .takeUntilOther(stopping.asMono())
-                .concatMap(body -> {
-                    List<StoreOp> ops = ops(ByteBuffer.wrap(body));
-                    return Mono.usingWhen(Mono.fromSupplier(budget::lease),
-                            // A Flux, not a Mono: Reactor Netty sends a Mono as the whole response.
-                            lease -> run(ops, lease).flatMap(outcomes -> response.send(Flux.just(ReplicaBatch.answerFrame(outcomes))).then()),
-                            ReplicaHandler::released);
-                }, 1)
+                .concatMap(frame -> Mono.usingWhen(Mono.just(frame),
+                        // A Flux, not a Mono: Reactor Netty sends a Mono as the whole response.
+                        held -> run(ops(held.calls()), held.lease())
+                                .flatMap(outcomes -> response.send(Flux.just(ReplicaBatch.answerFrame(outcomes))).then()),
+                        held -> Mono.fromRunnable(() -> frames.done(held))), 1)
+                .doFinally(signal -> frames.releaseAll())
                 .then();
     }
 
@@ -208,9 +262,8 @@ final class ReplicaHandler {
     }
 
     /** A repair round's first step: the hashes of the buckets of what this node shares with the initiator. */
-    private Mono<Void> repairBuckets(HttpServerRequest request, HttpServerResponse response) {
-        return repairRequest(request)
-                .flatMap(repair::buckets)
+    private Mono<Void> repairBuckets(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
+        return repairRequest(request, response, call, asked -> repair.buckets(asked)
                 .flatMap(hashes -> {
                     ByteBuffer body = ByteBuffer.allocate(hashes.length * Long.BYTES);
                     body.asLongBuffer().put(hashes);
@@ -218,12 +271,12 @@ final class ReplicaHandler {
                             .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
                             .send(Mono.just(Unpooled.wrappedBuffer(body.array())))
                             .then();
-                });
+                }));
     }
 
     /** A repair round's second step: the keys and headers of the shared records in the differing buckets. */
-    private Mono<Void> repairDigests(HttpServerRequest request, HttpServerResponse response) {
-        return repairRequest(request).flatMap(asked -> rangeStreams.admit(() -> {
+    private Mono<Void> repairDigests(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
+        return repairRequest(request, response, call, asked -> rangeStreams.admit(() -> {
             response.header(HttpHeaderNames.CONTENT_TYPE, ReplicaProtocol.RECORDS_MEDIA_TYPE);
             NettyDataBufferFactory buffers = new NettyDataBufferFactory(response.alloc());
             return ChunkedStream.send(response, repair.digests(asked)
@@ -231,38 +284,53 @@ final class ReplicaHandler {
         }));
     }
 
-    /** A repair round's end, as its initiator reports it: {@code [initiator length:2][initiator][started ms:8]}. */
-    private Mono<Void> repairDone(HttpServerRequest request, HttpServerResponse response) {
-        return boundedBody(request).map(body -> {
+    /**
+     * A repair round's end, as its initiator reports it: {@code [initiator length:2][initiator][started ms:8]}.
+     * The start decides when tombstones may be purged ({@code TombstoneGrace}), so it must be
+     * plausible: not after the report was signed (by the initiator's clock, itself within the
+     * skew of this node's), nor more than {@link #MAX_REPAIR_ROUND_MILLIS} before it; otherwise 400
+     * and nothing changes.
+     */
+    private Mono<Void> repairDone(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
+        return signedBody(request, response, call, MAX_REPAIR_REQUEST_BYTES, "a repair round's end", (body, lease) -> {
+            String initiator;
+            long started;
             try {
-                byte[] initiator = new byte[Short.toUnsignedInt(body.getShort())];
-                body.get(initiator);
-                repair.roundDone(new String(initiator, StandardCharsets.UTF_8), body.getLong());
-                return true;
+                byte[] name = new byte[Short.toUnsignedInt(body.getShort())];
+                body.get(name);
+                initiator = new String(name, StandardCharsets.UTF_8);
+                started = body.getLong();
             } catch (BufferUnderflowException e) {
                 throw new BadRequestException("a repair round's end cut short");
             }
-        }).then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.NO_CONTENT)));
-    }
-
-    private Mono<RepairRequest> repairRequest(HttpServerRequest request) {
-        return boundedBody(request).map(body -> {
-            try {
-                return RepairRequest.decode(body);
-            } catch (IllegalArgumentException e) {
-                throw new BadRequestException("bad repair request: " + e.getMessage());
+            if (body.hasRemaining()) {
+                throw new BadRequestException("a repair round's end with bytes after its end");
             }
+            long reported = call.signedMillis();
+            if (started > reported || started < reported - MAX_REPAIR_ROUND_MILLIS) {
+                throw new BadRequestException("a repair round's end says the round began at " + started + " ms, "
+                        + (started > reported ? "after its end was reported" : "more than a day before its end was reported")
+                        + ": not taken");
+            }
+            repair.roundDone(initiator, started);
+            return NettyResponses.empty(response, HttpResponseStatus.NO_CONTENT);
         });
     }
 
-    /** A small body with a Content-Length: a repair request or report. */
-    private static Mono<ByteBuffer> boundedBody(HttpServerRequest request) {
-        long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
-        if (length < 0 || length > MAX_REPAIR_REQUEST_BYTES) {
-            return Mono.error(new BadRequestException("a repair request needs a Content-Length of at most " + MAX_REPAIR_REQUEST_BYTES));
-        }
-        return request.receive().aggregate().asByteArray().map(ByteBuffer::wrap)
-                .switchIfEmpty(Mono.error(() -> new BadRequestException("a repair request has a body")));
+    /** A repair round's request ({@link RepairRequest}), read and checked as {@link #signedBody} does, for {@code use}. */
+    private Mono<Void> repairRequest(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call,
+                                     java.util.function.Function<RepairRequest, Mono<Void>> use) {
+        return signedBody(request, response, call, MAX_REPAIR_REQUEST_BYTES, "a repair request", (body, lease) -> {
+            RepairRequest asked;
+            try {
+                asked = RepairRequest.decode(body);
+            } catch (IllegalArgumentException e) {
+                throw new BadRequestException("bad repair request: " + e.getMessage());
+            }
+            // The request is decoded: its body is not held while the scan that answers it runs.
+            lease.release();
+            return use.apply(asked);
+        });
     }
 
     /** Ends the coordinators' streams: called as the node starts to stop, before the server drains. */
@@ -352,7 +420,8 @@ final class ReplicaHandler {
         });
     }
 
-    private Mono<Void> write(HttpServerRequest request, HttpServerResponse response) {
+    /** A single replica write: the value is read on the budget ({@link ValueReader}) and checked against the signature before it is stored. */
+    private Mono<Void> write(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
         byte[] key = key(request);
         Version version = version(request);
         long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
@@ -363,7 +432,10 @@ final class ReplicaHandler {
             return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
                     new PayloadTooLargeException(maxValueSize).getMessage());
         }
-        return values.read(request, (value, lease) -> store.write(key, Record.value(version, value)))
+        return values.read(request, (value, lease) -> {
+                    call.checkBody(value, Record.HEADER_BYTES, value.length - Record.HEADER_BYTES);
+                    return store.write(key, Record.value(version, value));
+                })
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 

@@ -2,7 +2,8 @@ package dev.kvlab.peer;
 
 /**
  * How nodes talk to each other's replicas, under {@code /internal/v1/}, apart from the client API
- * so a replica request never fans out again:
+ * so a replica request never fans out again. Every call is signed for the node it is sent to, with
+ * its body and a nonce taken once ({@link PeerAuthentication}):
  *
  * <ul>
  *   <li>{@code POST /internal/v1/batch} runs many single-key reads and writes in one request and
@@ -25,7 +26,8 @@ package dev.kvlab.peer;
  *       (200: buckets of 8 bytes; 409 when the peer reckons by another topology), the keys and
  *       headers of the shared records of the buckets that differ, streamed as {@link RecordFrames}
  *       whose records are headers alone, and the round's end ({@code [initiator length:2]
- *       [initiator][started ms:8]}, 204);</li>
+ *       [initiator][started ms:8]}, 204; 400 for a start after the report was signed or more
+ *       than a day before it);</li>
  *   <li>{@code GET /internal/v1/records?start=&end=} streams the replica's records, tombstones
  *       included, in key order, each framed as {@code [key length:4][key][record length:4][record]},
  *       the record in its stored form ({@link RecordFrames}).</li>

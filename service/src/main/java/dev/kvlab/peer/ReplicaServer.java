@@ -29,10 +29,13 @@ final class ReplicaServer implements SmartLifecycle {
     private final Duration idleTimeout;
     private final ConnectionGuards guards;
     private final SslContext tls;
+    private final int maxInitialLineLength;
+    private final int maxHeaderSize;
     private volatile DisposableServer server;
 
+    /** {@code maxInitialLineLength} and {@code maxHeaderSize}: the client port's, so a call the client port takes fits here too. */
     ReplicaServer(int port, Function<HttpServerRoutes, HttpServerRoutes> routes, LoopResources loops, Duration drainTimeout,
-                  Duration idleTimeout, ConnectionGuards guards, SslContext tls) {
+                  Duration idleTimeout, int maxInitialLineLength, int maxHeaderSize, ConnectionGuards guards, SslContext tls) {
         this.port = port;
         this.routes = routes;
         this.loops = loops;
@@ -40,11 +43,14 @@ final class ReplicaServer implements SmartLifecycle {
         this.idleTimeout = idleTimeout;
         this.guards = guards;
         this.tls = tls;
+        this.maxInitialLineLength = maxInitialLineLength;
+        this.maxHeaderSize = maxHeaderSize;
     }
 
     @Override
     public void start() {
-        HttpServer http = guards.applyTo(HttpServer.create().port(port).runOn(loops).route(routes::apply));
+        HttpServer http = guards.applyTo(HttpServer.create().port(port).runOn(loops).route(routes::apply)
+                .httpRequestDecoder(spec -> spec.maxInitialLineLength(maxInitialLineLength).maxHeaderSize(maxHeaderSize)));
         if (tls != null) {
             http = http.secure(spec -> spec.sslContext(tls));
         }

@@ -138,10 +138,10 @@ class FuzzedRequestsIT {
                     switch (auth) {
                         case "garbage" -> headers.addAll(List.of("Authorization", "Basic dXNlcjpwYXNz"));
                         case "other-secret" -> headers.addAll(List.of("Authorization",
-                                new PeerAuthentication("not-the-cluster-secret".getBytes(StandardCharsets.UTF_8), System::currentTimeMillis, 60_000)
-                                        .authorization(method, t, v)));
+                                new PeerAuthentication("not-the-cluster-secret".getBytes(StandardCharsets.UTF_8), System::currentTimeMillis, 60_000,
+                                        () -> "").authorization("http://127.0.0.1", method, t, v, (byte[]) null)));
                         case "made-up" -> headers.addAll(List.of("Authorization", PeerAuthentication.SCHEME + " t=" + System.currentTimeMillis()
-                                + ",s=" + "A".repeat(43) + "="));
+                                + ",n=0123456789abcdef.1,b=" + "A".repeat(43) + "=,s=" + "A".repeat(43) + "="));
                         default -> { }
                     }
                     byte[] body = t.startsWith("/internal/v1/batch") ? ReplicaBatch.encodeCalls(List.of(forgedWrite(i)))

@@ -5,6 +5,7 @@ import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.testing.InProcessCluster;
 import java.time.Duration;
 import java.util.Map;
@@ -57,6 +58,11 @@ class HintedHandoffTest {
             assertThat(text(cluster.client(2).internalRecord("written-" + i))).as("node 2's own replica").isEqualTo("value " + i);
             assertThat(cluster.client(2).get("deleted-" + i, "1/1").statusCode()).isEqualTo(404);
         }
+        // Each replay step was held on the replaying node's memory budget, and given back.
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> {
+            assertThat(cluster.bean(0, MemoryBudget.class).held()).isZero();
+            assertThat(cluster.bean(1, MemoryBudget.class).held()).isZero();
+        });
     }
 
     @Test

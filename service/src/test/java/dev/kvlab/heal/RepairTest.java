@@ -6,7 +6,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.kvlab.testing.InProcessCluster;
+import dev.kvlab.peer.ReplicaProtocol;
 import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
@@ -109,6 +113,46 @@ class RepairTest {
         assertThat(asked.statusCode()).isEqualTo(200);
         assertThat(cluster.management(1).send("POST", "/actuator/kvlab/shrug", HttpRequest.BodyPublishers.ofString("{}"),
                 "Content-Type", "application/json", "Authorization", "Bearer " + cluster.secret()).statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void aRoundsEndWithAStartInTheFutureIsRefusedAndPurgesNothing() throws Exception {
+        // No rounds of their own: only the reports below could let node 0 purge its tombstones.
+        cluster = InProcessCluster.start(3, settings("kvlab.heal.repair.enabled", "false", "kvlab.heal.repair.tombstone-grace", "1s",
+                "kvlab.heal.handoff.interval", "1s", "kvlab.heal.handoff.window", "1s"));
+        assertThat(cluster.client(0).put("kept-deleted", bytes("value"), "3/3").statusCode()).isEqualTo(201);
+        assertThat(cluster.client(0).delete("kept-deleted", "3/3").statusCode()).isEqualTo(202);
+        Thread.sleep(2000);
+        long farFuture = System.currentTimeMillis() + Duration.ofDays(365).toMillis();
+
+        for (int peer : new int[] {1, 2}) {
+            HttpResponse<byte[]> refused = cluster.client(0).send("POST", ReplicaProtocol.REPAIR_DONE_PATH,
+                    HttpRequest.BodyPublishers.ofByteArray(roundDone(cluster.url(peer), farFuture)));
+            assertThat(refused.statusCode()).isEqualTo(400);
+            assertThat(text(refused)).contains("after its end was reported");
+            assertThat(cluster.bean(0, RepairService.class).lastCompleteRoundStarted(cluster.url(peer))).isEqualTo(PeerRepair.NEVER);
+        }
+        HttpResponse<byte[]> ancient = cluster.client(0).send("POST", ReplicaProtocol.REPAIR_DONE_PATH,
+                HttpRequest.BodyPublishers.ofByteArray(roundDone(cluster.url(1), 1)));
+        assertThat(ancient.statusCode()).isEqualTo(400);
+        assertThat(text(ancient)).contains("more than a day before");
+
+        // Sweeps come and go: the tombstone stays, as no round covered it.
+        Thread.sleep(3000);
+        assertThat(cluster.client(0).internalRecord("kept-deleted").headers().firstValue("X-Kvlab-Tombstone")).contains("true");
+        assertThat(cluster.bean(0, Handoff.class).purged()).isZero();
+
+        // A plausible report is taken.
+        long started = System.currentTimeMillis() - 1000;
+        assertThat(cluster.client(0).send("POST", ReplicaProtocol.REPAIR_DONE_PATH,
+                HttpRequest.BodyPublishers.ofByteArray(roundDone(cluster.url(1), started))).statusCode()).isEqualTo(204);
+        assertThat(cluster.bean(0, RepairService.class).lastCompleteRoundStarted(cluster.url(1))).isEqualTo(started);
+    }
+
+    /** The body of {@code POST /internal/v1/repair/done}: {@code [initiator length:2][initiator][started ms:8]}. */
+    private static byte[] roundDone(String initiator, long startedMillis) {
+        byte[] name = initiator.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(2 + name.length + 8).putShort((short) name.length).put(name).putLong(startedMillis).array();
     }
 
     @Test

@@ -48,11 +48,12 @@ class BatchFramesTest {
     }
 
     @Test
-    void batchesAreFramedAsTheirLengthThenTheirBody() {
+    void batchesAreFramedAsTheirLengthThenTheirBodyAndCallsWithRoomForTheirMac() {
         List<dev.kvlab.storage.StoreOp> ops = List.of(new dev.kvlab.storage.StoreOp.Read("k".getBytes(StandardCharsets.UTF_8)));
         List<dev.kvlab.storage.Outcome> results = List.of(dev.kvlab.storage.Outcome.ABSENT);
 
-        assertThat(ReplicaBatch.frameCalls(ops)).isEqualTo(frame(ReplicaBatch.encodeCalls(ops)));
+        byte[] calls = ReplicaBatch.encodeCalls(ops);
+        assertThat(ReplicaBatch.frameCalls(ops)).isEqualTo(frame(java.util.Arrays.copyOf(calls, calls.length + PeerAuthentication.TAG_BYTES)));
         assertThat(io.netty.buffer.ByteBufUtil.getBytes(ReplicaBatch.answerFrame(results)))
                 .isEqualTo(frame(io.netty.buffer.ByteBufUtil.getBytes(ReplicaBatch.answers(results))));
     }

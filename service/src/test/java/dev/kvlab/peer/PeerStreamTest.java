@@ -6,6 +6,7 @@ import dev.kvlab.storage.Outcome;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.StoreOp;
 import dev.kvlab.storage.Version;
+import dev.kvlab.testing.KvClient;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
 import java.nio.ByteBuffer;
@@ -110,7 +111,7 @@ class PeerStreamTest {
                 .map(buffer -> decoder.decode(buffer.nioBuffer()))
                 .concatMapIterable(frames -> frames)
                 .map(frame -> {
-                    List<StoreOp> ops = ReplicaBatch.decodeCalls(ByteBuffer.wrap(frame), 64, 1024, 1024);
+                    List<StoreOp> ops = ReplicaBatch.decodeCalls(ByteBuffer.wrap(frame, 0, frame.length - PeerAuthentication.TAG_BYTES), 64, 1024, 1024);
                     List<Outcome> results = ops.stream().map(op -> op instanceof StoreOp.Write ? Outcome.DONE : Outcome.ABSENT).toList();
                     return ReplicaBatch.answerFrame(results);
                 });
@@ -121,7 +122,7 @@ class PeerStreamTest {
     }
 
     private static PeerStream streamTo(int port) {
-        return new PeerStream("http://127.0.0.1:" + port, WebClient.create(), 1, 1024, 64 * 1024);
+        return new PeerStream("http://127.0.0.1:" + port, WebClient.create(), KvClient.signer("a secret"), 1, 1024, 64 * 1024);
     }
 
     private static StoreOp.Write write(String key) {

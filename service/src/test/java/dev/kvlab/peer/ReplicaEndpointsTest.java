@@ -11,6 +11,8 @@ import dev.kvlab.storage.Version;
 import dev.kvlab.testing.InProcessCluster;
 import dev.kvlab.testing.KvClient;
 import java.io.ByteArrayOutputStream;
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.ByteBuffer;
@@ -43,17 +45,19 @@ class ReplicaEndpointsTest {
         KvClient node = cluster.client(0);
         assertThat(node.put("guarded", "before".getBytes(StandardCharsets.UTF_8), "3/3").statusCode()).isEqualTo(201);
         PeerAuthentication skewed = new PeerAuthentication(cluster.secret().getBytes(StandardCharsets.UTF_8),
-                () -> System.currentTimeMillis() - 600_000, 60_000);
+                () -> System.currentTimeMillis() - 600_000, 60_000, () -> "");
         PeerAuthentication otherSecret = new PeerAuthentication("another-cluster-secret".getBytes(StandardCharsets.UTF_8),
-                System::currentTimeMillis, 60_000);
+                System::currentTimeMillis, 60_000, () -> "");
         KvClient anyone = new KvClient(cluster.url(0));
 
         for (Call call : forgeries()) {
             assertRefused(anyone.send(call.method(), call.target(), call.body(), call.headers()), call, "must be signed");
             assertRefused(anyone.send(call.method(), call.target(), call.body(), withHeader(call.headers(), "Authorization",
-                    otherSecret.authorization(call.method(), call.target(), FAR_FUTURE))), call, "signature does not match");
-            assertRefused(anyone.send(call.method(), call.target(), call.body(), withHeader(call.headers(), "Authorization",
-                    skewed.authorization(call.method(), call.target(), FAR_FUTURE))), call, "ms away from this node's clock");
+                    signed(otherSecret, call))), call, "signature does not match");
+            HttpResponse<byte[]> late = anyone.send(call.method(), call.target(), call.body(), withHeader(call.headers(), "Authorization",
+                    signed(skewed, call)));
+            assertRefused(late, call, "outside the tolerated clock skew");
+            assertThat(text(late)).as("the node's clock offset is not told").doesNotContainPattern("[0-9]{4}");
             assertRefused(anyone.send(call.method(), call.target(), call.body(), withHeader(call.headers(), "Authorization",
                     "kvlab-hmac-sha256 t=x,s=y")), call, "malformed Authorization");
         }
@@ -148,9 +152,134 @@ class ReplicaEndpointsTest {
         assertThat(read.get(0)).as("the frame after the write sees it").isInstanceOf(Outcome.Found.class);
         assertThat(read.get(1)).isEqualTo(Outcome.ABSENT);
 
-        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v1/stream", BodyPublishers.ofByteArray(ByteBuffer.allocate(11).putInt(7).put("garbage".getBytes(StandardCharsets.UTF_8)).array()));
+        HttpResponse<byte[]> garbage = node.send("POST", "/internal/v1/stream", BodyPublishers.ofByteArray(
+                ByteBuffer.allocate(4 + 7 + PeerAuthentication.TAG_BYTES).putInt(7 + PeerAuthentication.TAG_BYTES)
+                        .put("garbage".getBytes(StandardCharsets.UTF_8)).array()));
         assertThat(garbage.statusCode()).isEqualTo(400);
         assertThat(text(garbage)).startsWith("bad batch: ").contains("unknown kind");
+    }
+
+    @Test
+    void aCapturedCallSentAgainIsRefusedAsAReplay() {
+        KvClient peer = cluster.client(0);
+        HttpRequest captured = peer.request("PUT", "/internal/v1/record?id=replayed", BodyPublishers.ofString("once"),
+                ReplicaProtocol.VERSION_HEADER, new Version(System.currentTimeMillis(), 1).toString());
+        assertThat(KvClient.send(captured).statusCode()).isEqualTo(201);
+
+        HttpResponse<byte[]> again = KvClient.send(captured);
+
+        assertThat(again.statusCode()).isEqualTo(401);
+        assertThat(text(again)).contains("a replay");
+        // A batch, with its body, the same way.
+        HttpRequest batch = peer.request("POST", "/internal/v1/batch", BodyPublishers.ofByteArray(
+                ReplicaBatch.encodeCalls(List.of(writeOf(bytes("replayed-batch"), 'b')))));
+        assertThat(KvClient.send(batch).statusCode()).isEqualTo(200);
+        assertThat(KvClient.send(batch).statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void aCallSignedForOneNodeIsRefusedByAnother() {
+        HttpRequest forNode0 = cluster.client(0).request("POST", "/internal/v1/batch", BodyPublishers.ofByteArray(
+                ReplicaBatch.encodeCalls(List.of(writeOf(bytes("redirected"), 'r')))));
+
+        HttpResponse<byte[]> atNode1 = KvClient.send(HttpRequest.newBuilder(forNode0, (name, value) -> true)
+                .uri(URI.create(cluster.url(1) + "/internal/v1/batch")).build());
+
+        assertThat(atNode1.statusCode()).isEqualTo(401);
+        assertThat(text(atNode1)).contains("signature does not match").contains("for another node");
+        assertThat(cluster.client(1).internalRecord("redirected").statusCode()).as("nothing stored on node 1").isEqualTo(404);
+        assertThat(KvClient.send(forNode0).statusCode()).as("the node it was signed for takes it").isEqualTo(200);
+    }
+
+    @Test
+    void aSignedHeadWithAnotherBodyIsRefusedBeforeTheBodyIsUsed() {
+        KvClient peer = cluster.client(2);
+        List<StoreOp> signedOps = List.of(writeOf(bytes("rebodied-signed"), 's'));
+        List<StoreOp> otherOps = List.of(writeOf(bytes("rebodied-evil"), 'e'));
+        HttpRequest batch = peer.request("POST", "/internal/v1/batch", BodyPublishers.ofByteArray(ReplicaBatch.encodeCalls(signedOps)));
+        HttpRequest single = peer.request("PUT", "/internal/v1/record?id=rebodied-single", BodyPublishers.ofString("good"),
+                ReplicaProtocol.VERSION_HEADER, new Version(System.currentTimeMillis(), 1).toString());
+
+        HttpResponse<byte[]> otherBatch = KvClient.send(HttpRequest.newBuilder(batch, (name, value) -> true)
+                .POST(BodyPublishers.ofByteArray(ReplicaBatch.encodeCalls(otherOps))).build());
+        HttpResponse<byte[]> otherValue = KvClient.send(HttpRequest.newBuilder(single, (name, value) -> true)
+                .PUT(BodyPublishers.ofString("evil")).build());
+
+        for (HttpResponse<byte[]> refused : List.of(otherBatch, otherValue)) {
+            assertThat(refused.statusCode()).isEqualTo(401);
+            assertThat(text(refused)).contains("body is not the one its signature covers");
+        }
+        assertThat(peer.internalRecord("rebodied-evil").statusCode()).as("nothing stored").isEqualTo(404);
+        assertThat(peer.internalRecord("rebodied-signed").statusCode()).isEqualTo(404);
+        assertThat(peer.internalRecord("rebodied-single").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void aStreamFrameInjectedReplayedOrWithoutItsMacEndsTheStreamAndIsNotStored() {
+        KvClient peer = cluster.client(1);
+        byte[] first = ReplicaBatch.frameCalls(List.of(writeOf(bytes("frame-kept"), 'k')));
+        byte[] second = ReplicaBatch.frameCalls(List.of(writeOf(bytes("frame-xx"), 'x')));
+
+        // Injected: the second frame's calls changed after it was sealed.
+        byte[] sealed = sealedBody(peer, first, second);
+        int key = sealed.length - PeerAuthentication.TAG_BYTES - 1 - Record.HEADER_BYTES - 4 - 2;
+        assertThat(new String(sealed, key, 2, StandardCharsets.UTF_8)).isEqualTo("xx");
+        sealed[key] = 'y';
+        sealed[key + 1] = 'y';
+        assertAnsweredFrames(sendStream(peer, sealed), 1);
+        assertThat(peer.internalRecord("frame-yy").statusCode()).as("the injected frame is not taken").isEqualTo(404);
+        assertThat(peer.internalRecord("frame-xx").statusCode()).isEqualTo(404);
+
+        // Replayed: the first frame, sealed, sent again as the second.
+        byte[] replayed = sealedBody(peer, ReplicaBatch.frameCalls(List.of(writeOf(bytes("frame-twice"), 't'))), second);
+        byte[] twice = ByteBuffer.allocate(2 * (replayed.length - second.length)).put(replayed, 0, replayed.length - second.length)
+                .put(replayed, 0, replayed.length - second.length).array();
+        assertAnsweredFrames(sendStream(peer, twice), 1);
+
+        // Without its MAC, the first frame: 401, nothing stored.
+        byte[] unsealed = sealedBody(peer, ReplicaBatch.frameCalls(List.of(writeOf(bytes("frame-unsealed"), 'u'))));
+        unsealed[unsealed.length - 1] ^= 1;
+        HttpResponse<byte[]> refused = sendStream(peer, unsealed).orElseThrow();
+        assertThat(refused.statusCode()).isEqualTo(401);
+        assertThat(text(refused)).contains("does not carry its MAC");
+        assertThat(peer.internalRecord("frame-unsealed").statusCode()).isEqualTo(404);
+    }
+
+    /** The frames as a signed stream's body: sealed with a new opening, whose header is kept for {@link #sendStream}. */
+    private byte[] sealedBody(KvClient peer, byte[]... frames) {
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        for (byte[] frame : frames) {
+            body.writeBytes(frame);
+        }
+        streamRequest = peer.request("POST", ReplicaProtocol.STREAM_PATH, BodyPublishers.ofByteArray(body.toByteArray()));
+        return KvClient.bytesOf(streamRequest.bodyPublisher().orElseThrow());
+    }
+
+    private HttpRequest streamRequest;
+
+    /** The last sealed stream's opening with {@code body}: its answer, or empty when the connection was closed under it. */
+    private java.util.Optional<HttpResponse<byte[]>> sendStream(KvClient peer, byte[] body) {
+        try {
+            return java.util.Optional.of(KvClient.send(HttpRequest.newBuilder(streamRequest, (name, value) -> true)
+                    .POST(BodyPublishers.ofByteArray(body)).build()));
+        } catch (java.io.UncheckedIOException closed) {
+            return java.util.Optional.empty();
+        }
+    }
+
+    /**
+     * The stream was refused (401: the bad frame came in the same network buffer as those before
+     * it), or answered {@code frames} frames at the most and ended.
+     */
+    private static void assertAnsweredFrames(java.util.Optional<HttpResponse<byte[]>> answered, int frames) {
+        answered.ifPresent(response -> {
+            if (response.statusCode() == 401) {
+                assertThat(text(response)).contains("does not carry its MAC");
+                return;
+            }
+            assertThat(response.statusCode()).isEqualTo(200);
+            assertThat(new BatchFrames.Decoder(1024).decode(ByteBuffer.wrap(response.body()))).hasSizeLessThanOrEqualTo(frames);
+        });
     }
 
     /** A replica write of a one-byte value under a current version. */
@@ -173,6 +302,15 @@ class ReplicaEndpointsTest {
     }
 
     private record Call(String method, String target, java.net.http.HttpRequest.BodyPublisher body, String... headers) {
+    }
+
+    /** The call's Authorization header, signed by {@code signer} for node 0 with the call's body. */
+    private static String signed(PeerAuthentication signer, Call call) {
+        if (call.target().equals(ReplicaProtocol.STREAM_PATH)) {
+            return signer.openStream(cluster.url(0)).authorization();
+        }
+        String version = call.headers().length == 2 ? call.headers()[1] : null;
+        return signer.authorization(cluster.url(0), call.method(), call.target(), version, KvClient.bytesOf(call.body()));
     }
 
     private static String[] withHeader(String[] headers, String name, String value) {
