@@ -40,7 +40,7 @@ class ConnectionLimitTest {
                 "kvlab.netty.max-connections.replica", Integer.toString(REPLICA_CAP),
                 "kvlab.netty.max-connections.management", Integer.toString(MANAGEMENT_CAP),
                 "kvlab.replication.timeout", "500ms"));
-        peer = new PeerAuthentication(cluster.secret().getBytes(StandardCharsets.UTF_8), System::currentTimeMillis, 60_000);
+        peer = new PeerAuthentication(cluster.secret().getBytes(StandardCharsets.UTF_8), System::currentTimeMillis, 60_000, () -> "a-test-peer");
     }
 
     @AfterAll
@@ -126,7 +126,7 @@ class ConnectionLimitTest {
 
     private static String signedRecordRead() {
         String target = "/internal/v1/record?id=absent";
-        return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: " + peer.authorization("GET", target, null) + "\r\n\r\n";
+        return "GET " + target + " HTTP/1.1\r\nHost: localhost\r\nAuthorization: " + peer.authorization(cluster.replicaUrl(0), "GET", target, null, new byte[0]) + "\r\n\r\n";
     }
 
     private static Socket open(String url) throws IOException {

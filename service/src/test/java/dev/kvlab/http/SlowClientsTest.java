@@ -60,7 +60,10 @@ class SlowClientsTest {
     @Test
     void stalledUploadsHoldNoMoreThanTheySentGet408AndLeaveRoomForOtherClientsOnEveryPort() throws Exception {
         MemoryBudget budget = cluster.bean(0, MemoryBudget.class);
-        PeerAuthentication peer = new PeerAuthentication(cluster.secret().getBytes(StandardCharsets.UTF_8), System::currentTimeMillis, 60_000);
+        PeerAuthentication peer = new PeerAuthentication(cluster.secret().getBytes(StandardCharsets.UTF_8), System::currentTimeMillis, 60_000,
+                () -> "a-test-peer");
+        // The mebibyte each upload declares, and signs, but never sends.
+        String declaredBody = PeerAuthentication.digest(new byte[MIB]);
         List<Socket> stalled = new ArrayList<>();
         try {
             long sent = System.nanoTime();
@@ -68,7 +71,7 @@ class SlowClientsTest {
                 stalled.add(stalledUpload(cluster.url(0), KvClient.entity("stalled-" + i, null)));
                 String target = "/internal/v1/record?id=stalled-replica-" + i;
                 stalled.add(stalledUpload(cluster.replicaUrl(0), target, ReplicaProtocol.VERSION_HEADER + ": 1.1",
-                        "Authorization: " + peer.authorization("PUT", target, "1.1")));
+                        "Authorization: " + peer.authorization(cluster.replicaUrl(0), "PUT", target, "1.1", declaredBody)));
             }
             long sentBytes = 2L * STALLED * (Record.HEADER_BYTES + 1);
             await().atMost(Duration.ofSeconds(10)).until(() -> budget.held() >= sentBytes);
