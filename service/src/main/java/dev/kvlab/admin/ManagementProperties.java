@@ -1,8 +1,6 @@
 package dev.kvlab.admin;
 
 import dev.kvlab.cluster.SecretStrength;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 
@@ -29,17 +27,6 @@ public record ManagementProperties(String adminToken, Path adminTokenFile) {
      * A weak one ({@link SecretStrength}) is refused, so a node does not start on it.
      */
     public byte[] adminTokenBytes() {
-        String text = adminToken;
-        if (adminTokenFile != null) {
-            try {
-                text = Files.readString(adminTokenFile);
-            } catch (IOException e) {
-                throw new IllegalArgumentException("cannot read kvlab.management.admin-token-file " + adminTokenFile + ": " + e.getMessage(), e);
-            }
-        }
-        if (text == null || text.isBlank()) {
-            return null;
-        }
-        return SecretStrength.require("the management admin token", text.strip());
+        return SecretStrength.read("the management admin token", adminToken, adminTokenFile, "kvlab.management.admin-token-file");
     }
 }

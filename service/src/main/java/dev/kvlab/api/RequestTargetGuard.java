@@ -1,20 +1,14 @@
 package dev.kvlab.api;
 
-import io.netty.buffer.Unpooled;
+import dev.kvlab.http.NettyResponses;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.util.ReferenceCountUtil;
 import java.net.URI;
 import java.net.URISyntaxException;
-import java.nio.charset.StandardCharsets;
 
 /**
  * Answers a request whose target is not a valid URI (a bad percent escape such as {@code %G1}, a
@@ -35,7 +29,7 @@ final class RequestTargetGuard extends ChannelInboundHandlerAdapter {
             String problem = problem(request.uri());
             if (problem != null) {
                 rejected = true;
-                ctx.writeAndFlush(badRequest(problem)).addListener(ChannelFutureListener.CLOSE);
+                ctx.writeAndFlush(NettyResponses.closingResponse(HttpResponseStatus.BAD_REQUEST, problem)).addListener(ChannelFutureListener.CLOSE);
             }
         }
         if (rejected) {
@@ -78,15 +72,5 @@ final class RequestTargetGuard extends ChannelInboundHandlerAdapter {
 
     private static boolean isHex(char c) {
         return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F';
-    }
-
-    private static FullHttpResponse badRequest(String message) {
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.BAD_REQUEST,
-                Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8));
-        response.headers()
-                .set(HttpHeaderNames.CONTENT_TYPE, "text/plain;charset=UTF-8")
-                .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes())
-                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        return response;
     }
 }

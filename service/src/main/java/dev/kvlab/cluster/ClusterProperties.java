@@ -3,10 +3,7 @@ package dev.kvlab.cluster;
 import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
-import java.io.IOException;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -61,23 +58,7 @@ public record ClusterProperties(
      * A weak one ({@link SecretStrength}) is refused, so a node does not start on it.
      */
     public byte[] secretBytes() {
-        String text = secret;
-        if (secretFile != null) {
-            try {
-                text = Files.readString(secretFile);
-            } catch (IOException e) {
-                throw new IllegalArgumentException("cannot read kvlab.cluster.secret-file " + secretFile + ": " + e.getMessage(), e);
-            }
-        }
-        if (text == null || text.isBlank()) {
-            return null;
-        }
-        byte[] bytes = text.strip().getBytes(StandardCharsets.UTF_8);
-        String weakness = SecretStrength.weakness("the cluster secret", bytes);
-        if (weakness != null) {
-            throw new IllegalArgumentException(weakness);
-        }
-        return bytes;
+        return SecretStrength.read("the cluster secret", secret, secretFile, "kvlab.cluster.secret-file");
     }
 
     public enum Discovery { STATIC, DNS }

@@ -1,6 +1,9 @@
 package dev.kvlab.cluster;
 
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 
 /**
  * Whether a shared secret (the cluster secret, the management admin token) is hard enough to guess.
@@ -47,6 +50,25 @@ public final class SecretStrength {
             throw new IllegalArgumentException(weakness);
         }
         return bytes;
+    }
+
+    /**
+     * A secret given as {@code text} or in {@code file} (its text, surrounding white space ignored),
+     * checked as {@link #require} does; null when there is none. {@code fileProperty} names the
+     * file's property in the message when it cannot be read.
+     */
+    public static byte[] read(String what, String text, Path file, String fileProperty) {
+        if (file != null) {
+            try {
+                text = Files.readString(file);
+            } catch (IOException e) {
+                throw new IllegalArgumentException("cannot read " + fileProperty + " " + file + ": " + e.getMessage(), e);
+            }
+        }
+        if (text == null || text.isBlank()) {
+            return null;
+        }
+        return require(what, text.strip());
     }
 
     /** The unit's length times log2 of the alphabet the secret draws from. */

@@ -1,25 +1,18 @@
 package dev.kvlab.http;
 
-import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelPromise;
-import io.netty.handler.codec.http.DefaultFullHttpResponse;
-import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpContent;
-import io.netty.handler.codec.http.HttpHeaderNames;
-import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponse;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpStatusClass;
 import io.netty.handler.codec.http.HttpUtil;
-import io.netty.handler.codec.http.HttpVersion;
 import io.netty.handler.codec.http.LastHttpContent;
 import io.netty.util.ReferenceCountUtil;
 import java.nio.channels.ClosedChannelException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.Future;
@@ -220,7 +213,7 @@ public final class BodyDeadline extends ChannelDuplexHandler {
                 + rule.timeout().toMillis() + " ms without new bytes (kvlab.netty.body-timeout), and must arrive at "
                 + rule.minRate().toBytes() + " bytes a second or faster after its first " + rule.timeout().toMillis()
                 + " ms (kvlab.netty.body-min-rate); the connection closes";
-        ctx.writeAndFlush(requestTimeout(message)).addListener(ChannelFutureListener.CLOSE);
+        ctx.writeAndFlush(NettyResponses.closingResponse(HttpResponseStatus.REQUEST_TIMEOUT, message)).addListener(ChannelFutureListener.CLOSE);
     }
 
     private void cancelTimer() {
@@ -228,15 +221,5 @@ public final class BodyDeadline extends ChannelDuplexHandler {
             timer.cancel(false);
             timer = null;
         }
-    }
-
-    private static FullHttpResponse requestTimeout(String message) {
-        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.REQUEST_TIMEOUT,
-                Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8));
-        response.headers()
-                .set(HttpHeaderNames.CONTENT_TYPE, "text/plain;charset=UTF-8")
-                .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes())
-                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
-        return response;
     }
 }

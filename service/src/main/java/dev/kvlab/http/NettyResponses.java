@@ -1,9 +1,12 @@
 package dev.kvlab.http;
 
 import io.netty.buffer.Unpooled;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpVersion;
 import java.nio.charset.StandardCharsets;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
@@ -29,6 +32,20 @@ public final class NettyResponses {
     public static Mono<Void> closing(HttpServerResponse response, HttpResponseStatus status, String message) {
         response.header(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         return plain(response, status, message);
+    }
+
+    /**
+     * The same line of text as a whole Netty response that closes the connection: for the handlers
+     * that answer in the channel's pipeline, before a request reaches a route.
+     */
+    public static FullHttpResponse closingResponse(HttpResponseStatus status, String message) {
+        FullHttpResponse response = new DefaultFullHttpResponse(HttpVersion.HTTP_1_1, status,
+                Unpooled.copiedBuffer(message + "\n", StandardCharsets.UTF_8));
+        response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, "text/plain;charset=UTF-8")
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes())
+                .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
+        return response;
     }
 
     public static Mono<Void> empty(HttpServerResponse response, HttpResponseStatus status) {
