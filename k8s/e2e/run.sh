@@ -341,7 +341,9 @@ network_policy_is_accepted() {
   [ "$policy" = "Ingress||management|$RELEASE|$RELEASE" ] || fail "NetworkPolicy $RELEASE reads '$policy'"
   ok "NetworkPolicy $RELEASE is in the API: the replica and management ports only from the release's pods (and the scale-in hook), the client port from anyone"
   # The variant that limits clients too (another release's), checked by the API server, not created.
+  # A render without the cluster needs a secret it can keep: an existing Secret's name is enough here.
   "$HELM" template "$RELEASE-clients" "$CHART" --namespace "$NS" --show-only templates/networkpolicy.yaml \
+    --set clusterSecret.existingSecret="$RELEASE-clients-secret" \
     --set 'networkPolicy.clientFrom[0].namespaceSelector.matchLabels.kubernetes\.io/metadata\.name=clients' \
     --set 'networkPolicy.clientFrom[1].podSelector.matchLabels.role=client' >"$WORK/netpol.yaml"
   k create --dry-run=server -f "$WORK/netpol.yaml" >/dev/null
