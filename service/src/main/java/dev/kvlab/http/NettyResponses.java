@@ -10,6 +10,7 @@ import io.netty.handler.codec.http.HttpVersion;
 import java.nio.charset.StandardCharsets;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
+import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
 
 /** Short answers for the routes served by Reactor Netty directly: the same plain-text errors as {@link ApiErrors}. */
@@ -32,6 +33,15 @@ public final class NettyResponses {
     public static Mono<Void> closing(HttpServerResponse response, HttpResponseStatus status, String message) {
         response.header(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         return plain(response, status, message);
+    }
+
+    /**
+     * An error answered once the request's body has been read and dropped, on a connection that
+     * stays open: a client still sending is not cut off by a reset before it reads the answer. Only
+     * for bodies already known to be bounded; the dropped bytes are held nowhere.
+     */
+    public static Mono<Void> afterDroppingBody(HttpServerRequest request, HttpServerResponse response, HttpResponseStatus status, String message) {
+        return request.receive().then(Mono.defer(() -> plain(response, status, message)));
     }
 
     /**

@@ -139,8 +139,8 @@ final class ReplicaHandler {
 
     /**
      * The call's body, read whole into an array held on the node's budget (its Content-Length
-     * reserved before a byte is read: 411 without one, 413 over {@code maxBytes}, 503 when the
-     * budget has no room), checked against the digest its signature covers, then handed to
+     * reserved before a byte is read: 411 without one, 413 over {@code maxBytes}, 503 after the
+     * body is dropped when the budget has no room), checked against the digest its signature covers, then handed to
      * {@code use} with the lease that holds it; the lease goes back when {@code use} is done, or
      * the call fails or is cancelled.
      */
@@ -156,7 +156,7 @@ final class ReplicaHandler {
         }
         return Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> {
             if (!lease.tryHold(length)) {
-                return NettyResponses.closing(response, HttpResponseStatus.SERVICE_UNAVAILABLE, lease.overBudget().getMessage());
+                return NettyResponses.afterDroppingBody(request, response, HttpResponseStatus.SERVICE_UNAVAILABLE, lease.overBudget().getMessage());
             }
             byte[] body = new byte[(int) length];
             int[] filled = {0};
