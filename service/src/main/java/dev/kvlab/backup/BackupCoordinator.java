@@ -174,6 +174,7 @@ public final class BackupCoordinator {
     private <T> Mono<T> call(String node, List<String> members, String step, Mono<T> call, Duration limit) {
         return call.timeout(limit, Mono.error(() -> new TimeoutException("no answer within " + limit)))
                 .onErrorMap(error -> !(error instanceof NodeFailed), error -> new NodeFailed(
+                        error instanceof BackupFailure refused && refused.status() == 409 ? 409 : 503,
                         "node " + members.indexOf(node) + " (" + node + ") did not " + step + ": " + reason(error), error));
     }
 
@@ -200,7 +201,7 @@ public final class BackupCoordinator {
         if (error instanceof BackupFailure failure) {
             return failure;
         }
-        return new BackupFailure(503, "backup " + backup + " failed: " + reason(error) + "; no backup was written", error);
+        return new BackupFailure(error instanceof NodeFailed failed ? failed.status : 503, "backup " + backup + " failed: " + reason(error) + "; no backup was written", error);
     }
 
     private static String reason(Throwable error) {
@@ -226,10 +227,13 @@ public final class BackupCoordinator {
         T run() throws IOException;
     }
 
-    /** A node that did not do its step. */
+    /** A node that did not do its step: 409 when it is in another backup, else 503. */
     private static final class NodeFailed extends RuntimeException {
-        NodeFailed(String message, Throwable cause) {
+        final int status;
+
+        NodeFailed(int status, String message, Throwable cause) {
             super(message, cause);
+            this.status = status;
         }
     }
 }

@@ -86,13 +86,14 @@ class ClusterBackupTest {
         assertThat((List<?>) taken.get("nodes")).hasSize(3);
         assertThat((String) taken.get("guarantee")).contains("acknowledged before");
         ClusterManifest manifest = Manifests.read(target.read(BackupLayout.clusterManifest("b1")), ClusterManifest.class, "b1");
-        assertThat(manifest.topology()).isEqualTo(cluster.nodeUrls());
+        assertThat(manifest.topology()).containsExactlyInAnyOrderElementsOf(cluster.nodeUrls());
         long keys = 0;
         long tombstones = 0;
         Set<String> inBackup = new HashSet<>();
         for (int index = 0; index < 3; index++) {
             NodeManifest node = nodeManifest("b1", index);
-            assertThat(node.node()).isEqualTo(cluster.nodeUrls().get(index));
+            assertThat(node.node()).isEqualTo(manifest.topology().get(index));
+            assertThat(node.topology()).isEqualTo(manifest.topology());
             assertThat(node.cutMillis()).isEqualTo(manifest.cutMillis());
             assertThat(node.createdMillis()).isGreaterThanOrEqualTo(manifest.cutMillis());
             assertThat(node.files()).extracting(FileEntry::name).anyMatch(name -> name.endsWith(".sst")).contains("CURRENT");
@@ -217,6 +218,16 @@ class ClusterBackupTest {
         assertThat(second.statusCode()).as(text(second)).isEqualTo(409);
         assertThat(text(second)).contains("one at a time");
         assertThat(first.get(20, TimeUnit.SECONDS).manifest().name()).isEqualTo("b4");
+
+        // A backup coordinated elsewhere holds node 2: one asked of node 0 now is refused, naming it, and holds nothing.
+        Handoff elsewhere = cluster.bean(2, Handoff.class);
+        assertThat(elsewhere.holdDeletions("elsewhere", System.currentTimeMillis() + 60_000)).isNull();
+        HttpResponse<byte[]> third = post(0, "{\"name\": \"b5\"}");
+        elsewhere.releaseDeletions("elsewhere");
+        assertThat(third.statusCode()).as(text(third)).isEqualTo(409);
+        assertThat(text(third)).contains(cluster.nodeUrls().get(2)).contains("in backup elsewhere");
+        assertThat(cluster.bean(0, Handoff.class).deletionsHeldFor()).isNull();
+        assertThat(target.exists(BackupLayout.clusterManifest("b5"))).isFalse();
 
         for (String path : List.of(BackupCalls.HOLD_PATH, BackupCalls.SNAPSHOT_PATH, BackupCalls.RELEASE_PATH)) {
             HttpResponse<byte[]> unsigned = new KvClient(cluster.url(1)).send("POST", path,
