@@ -119,17 +119,22 @@ public final class BackupCoordinator {
 
     private Mono<Result> take(BackupTarget to, String backup, long cut, Topology current) {
         List<String> members = current.nodes();
-        long until = cut + timeout.toMillis();
         return blocking(() -> {
                     if (to.exists(BackupLayout.clusterManifest(backup))) {
                         throw BackupFailure.busy("a backup named " + backup + " exists in " + to.describe() + " already");
                     }
                     return backup;
                 })
-                .then(Flux.fromIterable(members)
-                        .flatMap(node -> call(node, members, "hold its deletions of moved records",
-                                nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout))
-                        .then())
+                .then(Mono.defer(() -> takeNew(to, backup, cut, members)));
+    }
+
+    /** A backup of a name not taken yet; when it fails, what it stored goes (a taken name's backup is never touched). */
+    private Mono<Result> takeNew(BackupTarget to, String backup, long cut, List<String> members) {
+        long until = cut + timeout.toMillis();
+        return Flux.fromIterable(members)
+                .flatMap(node -> call(node, members, "hold its deletions of moved records",
+                        nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout))
+                .then()
                 .then(Flux.range(0, members.size())
                         .flatMap(index -> call(members.get(index), members, "take its part",
                                 nodes.apply(members.get(index)).snapshot(new BackupCalls.Snapshot(backup, cut, members, index)), timeout),

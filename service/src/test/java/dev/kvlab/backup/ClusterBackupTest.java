@@ -80,6 +80,11 @@ class ClusterBackupTest {
             assertThat(cluster.client(i % 3).delete(key, "2/3").statusCode()).as("delete " + key).isBetween(200, 299);
         }
 
+        // A checkpoint left by a part that did not end (the node stopped during it).
+        Path crashed = storageDir(1).resolve(NodeSnapshots.CHECKPOINT_PREFIX + "crashed");
+        Files.createDirectories(crashed);
+        Files.writeString(crashed.resolve("000001.sst"), "left over");
+
         Map<String, Object> taken = backup(0, "{\"name\": \"b1\"}");
 
         assertThat(taken).containsEntry("backup", "b1").containsEntry("target", backups.toString());
@@ -109,9 +114,8 @@ class ClusterBackupTest {
         assertThat(inBackup).as("every key acknowledged before the backup, its value or tombstone").containsAll(written);
         assertThat(keys).as("records in all parts: each key on 1 to 3 nodes").isBetween((long) written.size(), 3L * written.size());
         assertThat(tombstones).isGreaterThanOrEqualTo(10);
-        assertThat(backups.resolve(".")).isDirectory();
         for (int i = 0; i < 3; i++) {
-            assertThat(leftoverCheckpoints(i)).as("checkpoints deleted once stored").isEmpty();
+            assertThat(leftoverCheckpoints(i)).as("checkpoints deleted once stored, and those left over").isEmpty();
         }
     }
 
@@ -202,6 +206,10 @@ class ClusterBackupTest {
 
         HttpResponse<byte[]> taken = post(0, "{\"name\": \"b3\"}");
         assertThat(taken.statusCode()).as("a name taken already: " + text(taken)).isEqualTo(409);
+        assertThat(BackupCatalog.complete(target)).as("the backup of that name untouched").extracting(ClusterManifest::name).contains("b3");
+        for (int index = 0; index < 3; index++) {
+            assertThat(target.exists(BackupLayout.nodeManifest("b3", index))).isTrue();
+        }
 
         // A backup under way: its first step waits on node 0's backup thread, held busy here.
         CountDownLatch busy = new CountDownLatch(1);
@@ -288,9 +296,12 @@ class ClusterBackupTest {
                 .collect(Collectors.toSet());
     }
 
+    private static Path storageDir(int node) {
+        return cluster.bean(node, dev.kvlab.storage.StorageProperties.class).dir().toAbsolutePath();
+    }
+
     private static List<Path> leftoverCheckpoints(int node) throws IOException {
-        Path dir = Path.of(cluster.bean(node, dev.kvlab.storage.StorageProperties.class).dir().toString());
-        try (var files = Files.list(dir)) {
+        try (var files = Files.list(storageDir(node))) {
             return files.filter(path -> path.getFileName().toString().startsWith(NodeSnapshots.CHECKPOINT_PREFIX)).toList();
         }
     }
