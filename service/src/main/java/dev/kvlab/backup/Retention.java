@@ -36,7 +36,7 @@ public final class Retention {
     }
 
     public Removed apply(BackupTarget target, long nowMillis) throws IOException {
-        List<ClusterManifest> complete = BackupCatalog.complete(target);
+        List<ClusterManifest> complete = new BackupCatalog(target).complete();
         List<String> removed = new ArrayList<>();
         for (int i = 0; i < complete.size(); i++) {
             ClusterManifest backup = complete.get(i);

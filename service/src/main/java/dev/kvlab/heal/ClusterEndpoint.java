@@ -81,7 +81,7 @@ public class ClusterEndpoint {
         if (!what.equals("backups")) {
             return Mono.just(new WebEndpointResponse<>(BackupReports.error("nothing named " + what + " here: backups"), 404));
         }
-        return Mono.fromCallable(() -> new WebEndpointResponse<Object>(BackupReports.list(BackupCatalog.complete(backupTarget.get()))))
+        return Mono.fromCallable(() -> new WebEndpointResponse<Object>(BackupReports.list(new BackupCatalog(backupTarget.get()).complete())))
                 .subscribeOn(backupThread.scheduler())
                 .onErrorResume(error -> Mono.just(failure(error)));
     }

@@ -92,7 +92,7 @@ class BackupCoordinatorTest {
                 .backup("empty").block(Duration.ofSeconds(10))).hasMessageContaining("node 1 (http://b:1)").hasMessageContaining("no manifest");
         assertThatThrownBy(() -> coordinator(target, Map.of(NODES.get(0), good, NODES.get(1), good, NODES.get(2), other), new BackupStatus())
                 .backup("mixed").block(Duration.ofSeconds(10))).hasMessageContaining("node 2 (http://c:1)").hasMessageContaining("backup other");
-        assertThat(BackupCatalog.complete(target)).isEmpty();
+        assertThat(new BackupCatalog(target).complete()).isEmpty();
     }
 
     @Test
@@ -120,7 +120,7 @@ class BackupCoordinatorTest {
 
         assertThat(result.manifest().name()).matches("kvlab-\\d{8}-\\d{6}");
         assertThat(result.manifest().nodes()).extracting(ClusterManifest.Part::index).containsExactly(0, 1, 2);
-        assertThat(BackupCatalog.complete(target)).extracting(ClusterManifest::name).containsExactly(result.manifest().name());
+        assertThat(new BackupCatalog(target).complete()).extracting(ClusterManifest::name).containsExactly(result.manifest().name());
     }
 
     @Test

@@ -153,7 +153,7 @@ class ClusterBackupTest {
 
         backup(2, "{\"name\": \"b3\"}");
 
-        assertThat(BackupCatalog.complete(target)).extracting(ClusterManifest::name).containsExactly("b3", "b2");
+        assertThat(new BackupCatalog(target).complete()).extracting(ClusterManifest::name).containsExactly("b3", "b2");
         assertThat(target.list(BackupLayout.backup("b1"))).as("the oldest backup's manifests").isEmpty();
         Set<String> used = new HashSet<>();
         for (String backup : List.of("b2", "b3")) {
@@ -210,7 +210,7 @@ class ClusterBackupTest {
 
         HttpResponse<byte[]> taken = post(0, "{\"name\": \"b3\"}");
         assertThat(taken.statusCode()).as("a name taken already: " + text(taken)).isEqualTo(409);
-        assertThat(BackupCatalog.complete(target)).as("the backup of that name untouched").extracting(ClusterManifest::name).contains("b3");
+        assertThat(new BackupCatalog(target).complete()).as("the backup of that name untouched").extracting(ClusterManifest::name).contains("b3");
         for (int index = 0; index < 3; index++) {
             assertThat(target.exists(BackupLayout.nodeManifest("b3", index))).isTrue();
         }
