@@ -15,13 +15,13 @@ import java.util.Comparator;
 import java.util.List;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.ContentStreamProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
-import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
@@ -34,9 +34,10 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 /**
  * Backups in a bucket of an S3-compatible store (AWS S3, SeaweedFS, MinIO, Ceph...), through the
  * AWS SDK's synchronous client over the JDK's HTTP client. Keys go under the target's prefix. A
- * file up to {@link #MULTIPART_THRESHOLD} is one PUT (S3 takes up to 5 GB so); a bigger one is a
- * multipart upload of {@link #PART_BYTES} parts, so a failed part is sent again alone, and an
- * upload that fails is aborted, leaving no parts behind. S3 shows an object only once it is whole.
+ * file up to {@link #MULTIPART_THRESHOLD} is one PUT (S3 takes up to 5 GB in one, so the SDK's
+ * transfer manager is not needed); a bigger one is a multipart upload of {@link #PART_BYTES}
+ * parts, so a failed part is sent again alone, and an upload that fails is aborted, leaving no
+ * parts behind. S3 shows an object only once it is whole.
  *
  * <p>Every call is bounded: connecting, each read of the socket, each attempt, and the call with
  * its retries.
@@ -85,8 +86,8 @@ public final class S3Target implements BackupTarget {
                                 String secretKey) {
         String where = "s3://" + bucket + (prefix.isEmpty() ? "" : "/" + prefix)
                 + (settings.endpoint().isBlank() ? "" : " at " + settings.endpoint());
-        return new S3Target(client(settings, accessKey, secretKey, TIMEOUTS), bucket, prefix, where, MULTIPART_THRESHOLD, PART_BYTES,
-                LIST_PAGE);
+        return new S3Target(client(settings, accessKey, secretKey, TIMEOUTS), bucket, prefix, where, MULTIPART_THRESHOLD,
+                PART_BYTES, LIST_PAGE);
     }
 
     /** How long a call may take: to connect, without a byte on the socket, per attempt, with its retries. */
