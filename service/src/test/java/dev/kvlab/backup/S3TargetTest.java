@@ -95,7 +95,7 @@ class S3TargetTest {
     void listsEveryPageOfAListing() throws IOException {
         String prefix = "t-" + UUID.randomUUID();
         try (S3Target target = new S3Target(S3Target.client(server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY),
-                S3Server.ACCESS_KEY, S3Server.SECRET_KEY), S3Server.BUCKET, prefix, "test", S3Target.MULTIPART_THRESHOLD,
+                S3Server.ACCESS_KEY, S3Server.SECRET_KEY, S3Target.TIMEOUTS), S3Server.BUCKET, prefix, "test", S3Target.MULTIPART_THRESHOLD,
                 S3Target.PART_BYTES, 2)) {
             for (int i = 0; i < 7; i++) {
                 target.put("k/" + i, new byte[i]);
@@ -114,7 +114,7 @@ class S3TargetTest {
         Path file = dir.resolve("big");
         Files.write(file, bytes);
         var client = S3Target.client(server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY), S3Server.ACCESS_KEY,
-                S3Server.SECRET_KEY);
+                S3Server.SECRET_KEY, S3Target.TIMEOUTS);
         try (S3Target target = new S3Target(client, S3Server.BUCKET, prefix, "test", part, part, 1000)) {
             target.put("blobs/big", file);
             assertThat(target.read("blobs/big")).isEqualTo(bytes);
