@@ -155,13 +155,16 @@ class LocalDisaster:
             nodes.append({"node": f"n{i}", "exit_code": code, "seconds": round(took, 3),
                           "bytes": du(d) if d.exists() else 0, "command": " ".join(argv), "log": logfile.name})
             if code != 0:
-                tail = logfile.read_text(errors="replace").strip().splitlines()[-3:]
-                raise RuntimeError(f"the restore of n{i} exited with {code}: {' / '.join(tail)} (see {tools.rel(logfile)})")
+                lines = logfile.read_text(errors="replace").strip().splitlines()
+                last = lines[-1].strip()[:200] if lines else "no output"
+                raise RuntimeError(f"the restore of n{i} exited with {code}: {last} (see {tools.rel(logfile)})")
         return {"backup": name, "seconds": round(total, 3), "nodes": nodes, "bytes": sum(x["bytes"] for x in nodes)}
 
-    def start(self, timeout_s: float = 120.0) -> dict:
+    def start(self) -> dict:
         """Every node started again as it was started before (its log appended to); the seconds
-        until all of them answered."""
+        until all of them answered (START_TIMEOUT, scripts/local-cluster.sh's, at most; 300 s
+        unless set: a busy machine takes minutes to start three JVMs)."""
+        timeout_s = float(os.environ.get("START_TIMEOUT") or 300)
         t = time.monotonic()
         procs = []
         for i, launch in enumerate(self.launches):

@@ -53,7 +53,7 @@ def backup_row(b: dict) -> dict:
         return row("backup under load", f"failed: {b.get('error', 'no answer')}", "complete", False, "data")
     parts = f"{len(a.get('nodes') or [])} nodes"
     observed = (
-        f"{fmt.seconds((a.get('durationMillis') or 0) / 1000)}: {a.get('backup')}, {fmt.rate(a.get('keys'))} keys, "
+        f"{fmt.seconds((a.get('durationMillis') or 0) / 1000)}: {a.get('backup')}, {fmt.rate(a.get('keys'))} records over all nodes, "
         f"{size(a.get('bytes'))} ({size(a.get('uploadedBytes'))} uploaded), {parts}"
     )
     return row("backup under load took", observed, "complete", True, "data")
