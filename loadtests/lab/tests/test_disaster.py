@@ -133,7 +133,7 @@ class VerdictTest(unittest.TestCase):
         self.assertEqual(("pass", "data"), (first["status"], first["gate"]))
         self.assertTrue(first["observed"].startswith("0 of 180 keys"), first["observed"])
         self.assertTrue(v["passed"])
-        self.assertTrue(v["answer"].startswith("Yes: every write acknowledged before the backup began came back"), v["answer"])
+        self.assertTrue(v["answer"].startswith("Every write acknowledged before the backup began came back (180 keys checked)"), v["answer"])
         self.assertIn("The backup took 3.5 s, the restore 6.3 s; p99 during the backup was +10 % against before it.", v["answer"])
         self.assertEqual(
             "kvlab disaster scenario: 3 nodes, replicas 2/3, k6 at 300/s; backup to /lab/backups, every node's data "
@@ -143,7 +143,7 @@ class VerdictTest(unittest.TestCase):
         self.assertFalse(lost["passed"])
         self.assertEqual(("fail", "data"), (lost["rows"][0]["status"], lost["rows"][0]["gate"]))
         self.assertIn("e.g. ledger-a-00007: put #41 at 8.00 s (201) acknowledged, found nothing", lost["rows"][0]["observed"])
-        self.assertTrue(lost["answer"].startswith("No: 2 keys acknowledged before the backup came back older"))
+        self.assertTrue(lost["answer"].startswith("2 keys acknowledged before the backup did not come back (missing or older)"))
 
     def test_the_backup_costs_p99_within_its_target_or_fails_performance(self):
         rows = {r["check"]: r for r in verdicts.build(disaster_run(p99_during=2.6))["rows"]}

@@ -114,9 +114,9 @@ def answer(doc: dict, b: dict) -> str:
     if not c:
         return f"The scenario did not reach the check: {doc.get('failed') or b.get('error') or 'the run ended first'}."
     verdict = (
-        "Yes: every write acknowledged before the backup began came back"
+        "Every write acknowledged before the backup began came back"
         if c["missing"] == 0 and not c.get("unreadable")
-        else f"No: {fmt.rate(c['missing'])} keys acknowledged before the backup came back older"
+        else f"{fmt.rate(c['missing'])} keys acknowledged before the backup did not come back (missing or older)"
         + (f" and {fmt.rate(c['unreadable'])} could not be read" if c.get("unreadable") else "")
     )
     text = (
