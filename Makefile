@@ -33,9 +33,12 @@ run: build ## run one node on PORT (8080) with data in DATA (./data/n0), its man
 		--management.server.address=$(MANAGEMENT_ADDRESS)
 
 N ?= 3
-CLUSTER := JAVA=$(JAVA) JAR=$(JAR) MANAGEMENT_ADDRESS=$(MANAGEMENT_ADDRESS) scripts/local-cluster.sh
+# Where the nodes put their backups (mk/backup.mk): a directory, or s3://bucket[/prefix] with S3_ENDPOINT,
+# S3_ACCESS_KEY, S3_SECRET_KEY and S3_REGION in the environment.
+BACKUP_TARGET ?= $(CURDIR)/backups
+CLUSTER := JAVA=$(JAVA) JAR=$(JAR) MANAGEMENT_ADDRESS=$(MANAGEMENT_ADDRESS) BACKUP_TARGET="$(BACKUP_TARGET)" scripts/local-cluster.sh
 
-up: build ## start a local cluster of N (3) nodes on 127.0.0.1:8080.. with data in ./data/n*
+up: build ## start a local cluster of N (3) nodes on 127.0.0.1:8080.. with data in ./data/n*, backups to BACKUP_TARGET (./backups)
 	$(CLUSTER) up $(N)
 
 down: ## stop the local cluster (SIGTERM: nodes drain and close RocksDB)

@@ -11,6 +11,13 @@
 #                       then the mixed load for SOAK_DURATION (30m) at SOAK_SHARE (0.7) of the highest
 #                       rate within the SLO (SOAK_RATE: search first, a rate, or reports/<run>'s),
 #                       the nodes' memory, files and disk sampled; a verdict on drift.
+#                       SCENARIO=disaster: fill, warm-up, one mixed phase of DURATION with the ledger,
+#                       a backup of the whole cluster a third of the way in; then every node stopped,
+#                       its data removed, restored from the backup, started again, and every key the
+#                       ledger acknowledged checked: written before the backup began, it must be
+#                       back (the report's first row: missing must be 0); after it, present or lost
+#                       by design. Backup and restore times, rate and p99 during the backup against
+#                       before it. BACKUP_TARGET (data/lab/backups; s3://... with S3_*).
 #                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1 (the nodes' data
 #                       and logs), KEEP_SAMPLES=1 (k6's per-request CSV beside each time series).
 #                       TLS=1: the nodes speak the replica protocol over mutual TLS (a throwaway CA,
@@ -101,11 +108,11 @@ SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) 
 
 .PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-check lab-profile lab-selftest
 
-lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults|soak FAULTS=] -> reports/
+lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults|soak|disaster FAULTS=] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) TLS=$(TLS) \
 	KVLAB_LAB_INVOCATION="$(strip make lab $(-*-command-variables-*-))" LAB_PY=$(LAB_PY) JAVA=$(JAVA) \
-	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter saturation faults soak,$(SCENARIO)),$(SCENARIO),lab),$(NAME)) $(LAB_OPTIONS) \
-		$(if $(filter saturation faults soak,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
+	scripts/lab.sh --name $(if $(filter local,$(NAME)),$(if $(filter saturation faults soak disaster,$(SCENARIO)),$(SCENARIO),lab),$(NAME)) $(LAB_OPTIONS) \
+		$(if $(filter saturation faults soak disaster,$(SCENARIO)),,--phases $(PHASES)) $(LAB_ARGS)
 
 lab-smoke: ## CI: a short `make lab` end to end (an outage last; it fails on data lost, not on speed), then a check that its report has every part and its draft conclusion agrees with its data
 	$(MAKE) lab NAME=local-smoke RATE=300 DURATION=10s WARMUP=3s KEYS=3000 PHASES=fill,put,get,mixed,outage TOOL=k6 \

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """How a local kvlab cluster is doing, a few lines per node: serving or down, the topology it
 reckons by, hints kept for peers, its last repair round with each peer, handoff and leave in
-progress, tombstones purged. `make status` runs it (through scripts/local-cluster.sh status); it
+progress, tombstones purged, its part of the last backup (when, how big, how long, where, outcome). `make status` runs it (through scripts/local-cluster.sh status); it
 needs nothing but Python 3's standard library.
 
-    cluster-status.py [--timeout S] [--repair --token-file FILE] --node NAME URL MANAGEMENT_URL PID [--node ...]
+    cluster-status.py [--timeout S] [--repair | --backup [NAME]] [--token-file FILE] --node NAME URL MANAGEMENT_URL PID [--node ...]
 
 Each node is asked on its client port (/v0/status) whether it serves, and on its management port
 for /actuator/kvlab (the cluster as it sees it) and /actuator/prometheus (its hint counters). PID
 is the node's process id, or - when unknown. Peers are shown by the names given here. A repair
 changes state, so the node takes it only with a credential: --token-file names a file with the
 cluster secret or the management admin token, sent as `Authorization: Bearer`; reads need none.
+A backup (`make backup`) is asked of the first node that serves, which coordinates the whole cluster's
+and answers when it is complete; its last line is `backup <name> in <where>`, as `make restore` takes it.
 """
 
 from __future__ import annotations
@@ -259,7 +261,40 @@ def lines(node: Node, names: dict[str, str], now: float | None = None) -> list[s
         out.append(f"    handoff  {joined}")
     else:
         out.extend(f"    {'handoff ' if i == 0 else ' ' * 8} {part}" for i, part in enumerate(parts))
+    if "backup" in s:
+        out.append(f"    backup   {backup_text(s.get('backup') or {}, now)}")
     return out
+
+
+def backup_text(b: dict, now: float) -> str:
+    """This node's part of its last backup: when, outcome, how big, how long, where; or why there is none."""
+    if not b.get("target"):
+        return "no target (kvlab.backup.target unset)"
+    running = b.get("running")
+    last = b.get("last")
+    text = ""
+    if running:
+        text = f"running since {when(running.get('startedAt'), now)}"
+        text += f" ({running['backup']})" if running.get("backup") else ""
+        text += "; before: " if last else ""
+    if not last:
+        return text or f"none yet; target {b['target']}"
+    ok = last.get("outcome") == "ok"
+    text += f"{when(last.get('startedAt'), now)} {last.get('backup', '?')} " + ("ok" if ok else "FAILED")
+    if ok:
+        text += (
+            f": {size(last.get('bytes') or 0)} ({size(last.get('uploadedBytes') or 0)} uploaded), "
+            f"{counted(last.get('keys') or 0, 'key')}, took {seconds(last.get('durationMillis'))}"
+        )
+    elif last.get("error"):
+        text += f": {short_outcome(last['error'], 90)}"
+    return f"{text}; in {last.get('where') or b['target']}"
+
+
+def seconds(millis) -> str:
+    if not isinstance(millis, (int, float)):
+        return "?"
+    return f"{millis / 1000:.1f} s" if millis < 120_000 else f"{millis / 60_000:.1f} min"
 
 
 def round_text(r: dict, now: float) -> str:
@@ -306,8 +341,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--timeout", type=float, default=2.0, help="seconds to wait for each answer")
     p.add_argument("--repair", action="store_true", help="ask every serving node for a repair round with every peer now")
     p.add_argument(
+        "--backup",
+        nargs="?",
+        const="",
+        metavar="NAME",
+        help="back the whole cluster up now, through the first node that serves (NAME: the backup's; default kvlab-<UTC time>)",
+    )
+    p.add_argument("--backup-timeout", type=float, default=3600.0, help="seconds a backup may take (its answer comes when it is complete)")
+    p.add_argument(
         "--token-file",
-        help="a file with the cluster secret or the management admin token, which a repair needs (make up keeps the secret in data/cluster-secret)",
+        help="a file with the cluster secret or the management admin token, which a repair or a backup needs (make up keeps the secret in data/cluster-secret)",
     )
     p.add_argument(
         "--node", nargs=4, action="append", required=True, metavar=("NAME", "URL", "MANAGEMENT_URL", "PID")
@@ -322,10 +365,10 @@ def nodes_of(args: argparse.Namespace) -> list[Node]:
     ]
 
 
-def read_token(path: str | None) -> str | None:
+def read_token(path: str | None, what: str = "a repair") -> str | None:
     """The credential in the file, surrounding white space stripped; None (with why, on stderr) when there is none."""
     if not path:
-        print("a repair needs the cluster secret or the management admin token: --token-file FILE", file=sys.stderr)
+        print(f"{what} needs the cluster secret or the management admin token: --token-file FILE", file=sys.stderr)
         return None
     try:
         with open(path, encoding="utf-8") as f:
@@ -356,12 +399,60 @@ def repair(nodes: list[Node], timeout: float, token: str) -> int:
     return 1 if failed else 0
 
 
+def backup(nodes: list[Node], timeout: float, backup_timeout: float, token: str, name: str) -> int:
+    """A whole backup, asked of the first node that answers; its figures, then `backup <name> in <where>` last."""
+    body = json.dumps({"name": name} if name else {}).encode()
+    tried = []
+    for n in nodes:
+        if n.pid is not None and not process_alive(n.pid):
+            tried.append(f"{n.name}: down")
+            continue
+        try:
+            fetch(f"{n.url}/v0/status", timeout)
+        except (OSError, urllib.error.URLError) as e:
+            tried.append(f"{n.name}: {reason(e)}")
+            continue
+        print(f"{n.name} coordinates the backup (every node snapshots and uploads its part) ...", flush=True)
+        try:
+            answer = json.loads(fetch(f"{n.management}/actuator/kvlab/backup", backup_timeout, data=body, token=token))
+        except (OSError, urllib.error.URLError, ValueError) as e:
+            print(f"the backup failed: {n.management}/actuator/kvlab/backup: {reason(e)}", file=sys.stderr)
+            return 1
+        print("\n".join(backup_lines(answer, {x.url: x.name for x in nodes})))
+        return 0
+    print("no node serves, so none can take the backup: " + "; ".join(tried), file=sys.stderr)
+    return 1
+
+
+def backup_lines(answer: dict, names: dict[str, str]) -> list[str]:
+    """A complete backup's answer: per node its part, the whole, the guarantee, and `backup <name> in <where>` last."""
+    out = []
+    for part in answer.get("nodes") or []:
+        node = names.get(part.get("node"), part.get("node", f"node {part.get('index', '?')}"))
+        out.append(
+            f"  {node}: {counted(part.get('keys') or 0, 'key')}, {size(part.get('bytes') or 0)} "
+            f"({size(part.get('uploadedBytes') or 0)} uploaded, {count(part.get('files') or 0)} files) "
+            f"in {seconds(part.get('durationMillis'))}"
+        )
+    out.append(
+        f"took {seconds(answer.get('durationMillis'))}: {counted(answer.get('keys') or 0, 'key')}, "
+        f"{size(answer.get('bytes') or 0)}, of which {size(answer.get('uploadedBytes') or 0)} uploaded (the rest was there already)"
+    )
+    if answer.get("guarantee"):
+        out.append(str(answer["guarantee"]))
+    out.append(f"backup {answer.get('backup')} in {answer.get('target')}")
+    return out
+
+
 def main(argv: list[str]) -> int:
     args = parse_args(argv)
     nodes = nodes_of(args)
     if args.repair:
         token = read_token(args.token_file)
         return repair(nodes, args.timeout, token) if token else 2
+    if args.backup is not None:
+        token = read_token(args.token_file, "a backup")
+        return backup(nodes, args.timeout, args.backup_timeout, token, args.backup) if token else 2
     names = {n.url: n.name for n in nodes}
     now = time.time()
     for n in nodes:

@@ -2,7 +2,8 @@
 # `make lab`: from a built jar to a report. Starts a cluster of its own (NODES local processes on
 # 127.0.0.1:LAB_PORT.., fresh data under data/lab), runs the load lab against it (the phases, a
 # saturation search with SCENARIO=saturation, or a mixed phase during which one node is killed,
-# paused and cut off with SCENARIO=faults, or a long mixed phase with SCENARIO=soak), stops the
+# paused and cut off with SCENARIO=faults, or a long mixed phase with SCENARIO=soak, or a backup
+# under load, every node's data destroyed and restored with SCENARIO=disaster), stops the
 # cluster, and prints where the report is; it exits 99 when the report's verdict fails the gate
 # (GATE), after stopping the cluster.
 # Every knob comes from the environment; mk/lab.mk passes make's variables.
@@ -19,13 +20,16 @@ LAB_PORT=${LAB_PORT:-8280}
 LAB_JAVA_OPTS=${LAB_JAVA_OPTS:--Xmx512m}
 SCENARIO=${SCENARIO:-phases}
 case $SCENARIO in
-  phases | saturation | faults | soak) ;;
-  *) echo "SCENARIO=$SCENARIO: phases (the default), saturation, faults or soak" >&2; exit 2 ;;
+  phases | saturation | faults | soak | disaster) ;;
+  *) echo "SCENARIO=$SCENARIO: phases (the default), saturation, faults, soak or disaster" >&2; exit 2 ;;
 esac
 LAB_PY=${LAB_PY:-.tools/venv/bin/python}
 export DATA_ROOT=${LAB_DATA:-./data/lab}
 export BASE_PORT=$LAB_PORT
 export JAVA_OPTS=$LAB_JAVA_OPTS
+# The nodes' backups (SCENARIO=disaster takes one): beside their data unless BACKUP_TARGET says
+# where (a directory, or s3://bucket/prefix with S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY).
+export BACKUP_TARGET=${BACKUP_TARGET:-$DATA_ROOT/backups}
 
 say() { printf '[lab %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
 
@@ -74,6 +78,9 @@ elif [ "$SCENARIO" = faults ]; then
 elif [ "$SCENARIO" = soak ]; then
   say "soak"
   "$LAB_PY" -m lab soak "${common[@]}"
+elif [ "$SCENARIO" = disaster ]; then
+  say "disaster"
+  "$LAB_PY" -m lab disaster --pid-files "$pid_files" "${common[@]}"
 else
   say "phases"
   "$LAB_PY" -m lab run "${common[@]}"

@@ -6,6 +6,16 @@
 #   local-cluster.sh repair      ask every node for a repair round with every peer now
 #   local-cluster.sh stop I      stop node I alone (SIGTERM), as a node that fails; the others go on
 #   local-cluster.sh start I     start node I again, on its data (its log is appended to)
+#   local-cluster.sh backup [NAME]  back the whole cluster up now (asked of the first node that serves);
+#                                its last line: `backup <name> in <where>`
+#   local-cluster.sh backups     the complete backups in the target, newest first (the cluster may be down)
+#   local-cluster.sh restore NAME|latest [N]  with every node down: restore each node's data dir
+#                                DATA_ROOT/n0..n(N-1) (default 3) from the backup, then start N nodes
+# Backups: BACKUP_TARGET, a directory every node sees (default ./backups, made absolute) or
+# s3://bucket[/prefix] with S3_ENDPOINT, S3_ACCESS_KEY, S3_SECRET_KEY and S3_REGION (us-east-1), which
+# the nodes and the restore get as KVLAB_BACKUP_S3_* in their environment. FORCE=1: a restore
+# replaces a node's data that is there (without it, a data dir that holds data stops the restore).
+# BACKUP_TIMEOUT: seconds `backup` waits for the backup to be complete (3600).
 # Environment: JAVA (java binary), JAR, DATA_ROOT (./data), BASE_PORT (8080), JAVA_OPTS, START_TIMEOUT
 # (seconds a node may take to answer, 60; more on a machine other work keeps busy),
 # EVENT_LOOPS (Netty event loops per node) and STORAGE_THREADS (RocksDB threads per node): 1 each
@@ -42,6 +52,21 @@ TLS=${TLS:-}
 REPLICA_OFFSET=2000
 TLS_DIR="$DATA_ROOT/tls"
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+BACKUP_TARGET=${BACKUP_TARGET:-./backups}
+BACKUP_TIMEOUT=${BACKUP_TIMEOUT:-3600}
+FORCE=${FORCE:-}
+
+# The target as the nodes get it: a directory made absolute (the nodes and a restore agree on it
+# whatever their working directory), an s3:// URL as it is; its credentials go in the environment,
+# not on the command line, where `ps` would show them.
+case "$BACKUP_TARGET" in
+  s3://*)
+    export KVLAB_BACKUP_S3_ENDPOINT=${S3_ENDPOINT:-} KVLAB_BACKUP_S3_REGION=${S3_REGION:-us-east-1}
+    export KVLAB_BACKUP_S3_ACCESSKEY=${S3_ACCESS_KEY:-} KVLAB_BACKUP_S3_SECRETKEY=${S3_SECRET_KEY:-}
+    ;;
+  /*) ;;
+  *) BACKUP_TARGET="$(pwd)/${BACKUP_TARGET#./}" ;;
+esac
 
 node_url() { echo "http://127.0.0.1:$((BASE_PORT + $1))"; }
 
@@ -90,7 +115,7 @@ launch() {
   nohup "$JAVA" -XX:+ExitOnOutOfMemoryError $JAVA_OPTS -jar "$JAR" --server.port="$port" --kvlab.storage.dir="$DATA_ROOT/n$i" \
     "${peers[@]}" --kvlab.cluster.secret-file="$SECRET" \
     --kvlab.netty.event-loops="$loops" --kvlab.storage.threads="$storage" --management.server.address="$MANAGEMENT_ADDRESS" \
-    >>"$log" 2>&1 &
+    --kvlab.backup.target="$BACKUP_TARGET" >>"$log" 2>&1 &
   echo $! >"$RUN_DIR/n$i.pid"
 }
 
@@ -212,12 +237,72 @@ repair() {
   python3 "$HERE/cluster-status.py" --repair --token-file "$SECRET" "${args[@]}"
 }
 
+backup() {
+  local args
+  if ! args=$(node_args); then echo "no cluster is up (no pid files in $RUN_DIR): run make up" >&2; exit 1; fi
+  mapfile -t args <<<"$args"
+  local name=()
+  [ -z "${1:-}" ] || name=("$1")
+  python3 "$HERE/cluster-status.py" --backup "${name[@]}" --backup-timeout "$BACKUP_TIMEOUT" --token-file "$SECRET" "${args[@]}"
+}
+
+backups() {
+  [ -f "$JAR" ] || { echo "no $JAR: run make build" >&2; exit 1; }
+  "$JAVA" -jar "$JAR" backups --kvlab.backup.target="$BACKUP_TARGET"
+}
+
+# restore NAME N: every node down, each data dir DATA_ROOT/n<i> (i < N) restored as node i of N, then
+# the cluster started. A restore verifies every file before it touches the data dir, so a node whose
+# restore fails keeps its old data; the nodes restored before it are said.
+restore() {
+  local name=${1:-} n=${2:-3} f pid restored=()
+  if [ -z "$name" ]; then echo "which backup? restore NAME|latest [N] (make backups lists them)" >&2; exit 2; fi
+  if ! [[ "$n" =~ ^[1-9][0-9]*$ ]]; then echo "N must be a number of nodes, 1 or more: '$n'" >&2; exit 2; fi
+  [ -f "$JAR" ] || { echo "no $JAR: run make build" >&2; exit 1; }
+  for f in "$RUN_DIR"/*.pid; do
+    [ -e "$f" ] || continue
+    pid=$(cat "$f")
+    if kill -0 "$pid" 2>/dev/null; then
+      echo "node $(basename "$f" .pid) runs (pid $pid): a restore replaces the nodes' data, so stop the cluster first: make down" >&2
+      exit 1
+    fi
+  done
+  local force=()
+  case "$FORCE" in 1 | yes | true) force=(--force) ;; esac
+  for ((i = 0; i < n; i++)); do
+    echo "restoring node n$i of $n from backup $name in $BACKUP_TARGET into $DATA_ROOT/n$i"
+    local rc=0
+    "$JAVA" -jar "$JAR" restore --backup="$name" --data="$DATA_ROOT/n$i" --nodes="$n" --index="$i" "${force[@]}" \
+      --kvlab.backup.target="$BACKUP_TARGET" || rc=$?
+    if ((rc != 0)); then
+      case $rc in
+        3) echo "n$i holds data: restore it over that data with FORCE=1 (make restore BACKUP=$name FORCE=1)" >&2 ;;
+        4) echo "n$i: the backup's files do not match its manifest; n$i's data was left as it was" >&2 ;;
+      esac
+      echo "the restore stopped at n$i (exit $rc)${restored[*]:+; restored already: ${restored[*]}}; the cluster was not started" >&2
+      exit "$rc"
+    fi
+    restored+=("n$i")
+  done
+  if compgen -G "$DATA_ROOT/n*" >/dev/null; then
+    local d extra=()
+    for d in "$DATA_ROOT"/n*; do
+      [[ "$(basename "$d")" =~ ^n([0-9]+)$ ]] && ((BASH_REMATCH[1] >= n)) && extra+=("$d")
+    done
+    [ ${#extra[@]} -eq 0 ] || echo "note: ${extra[*]} belong to no node of a cluster of $n; they are left as they are"
+  fi
+  up "$n"
+}
+
 case "${1:-}" in
   up) up "${2:-3}" ;;
+  backup) backup "${2:-}" ;;
+  backups) backups ;;
+  restore) restore "${2:-}" "${3:-3}" ;;
   down) down ;;
   status) status ;;
   repair) repair ;;
   stop) stop_node "${2:-}" ;;
   start) start_node "${2:-}" ;;
-  *) echo "usage: $0 up [N] | down | status | repair | stop I | start I" >&2; exit 2 ;;
+  *) echo "usage: $0 up [N] | down | status | repair | stop I | start I | backup [NAME] | backups | restore NAME|latest [N]" >&2; exit 2 ;;
 esac

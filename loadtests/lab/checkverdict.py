@@ -17,6 +17,9 @@ TITLES = {
     "lab": re.compile(rf"# kvlab fixed-rate phases(?: on Kubernetes)?: {CLUSTER} at .+/s"),
     "saturation": re.compile(rf"# kvlab saturation search(?: on Kubernetes)?: {CLUSTER}, \w+ from .+/s up"),
     "faults": re.compile(rf"# kvlab fault scenario(?: on Kubernetes)?: {CLUSTER} at .+/s(?:; .+)?"),
+    "disaster": re.compile(
+        rf"# kvlab disaster scenario(?: on Kubernetes)?: {CLUSTER} at .+/s; backup to .+, every node's data destroyed, restored"
+    ),
     "hotpath": re.compile(r"# kvlab hot path: 1 node, " + TOOLS + r", GET at .+/s and PUT at .+/s"),
     "scale": re.compile(r"# kvlab scale: 1 node, .+ keys of \d+ bytes, .+ at .+/s, memory limit .+ \((not )?enforced\)"),
 }
@@ -32,7 +35,7 @@ def title_problems(run: dict, kind: str, title: str) -> list[str]:
     m = pattern.fullmatch(title)
     if not m:
         return [f"report.md's title is not one of a {kind} run that names its configuration: {title}"]
-    if kind not in ("lab", "saturation", "faults"):
+    if kind not in ("lab", "saturation", "faults", "disaster"):
         return []
     found = []
     if int(m.group(1)) != runs.node_count(run):
@@ -53,6 +56,10 @@ def expected_checks(run: dict, kind: str) -> list[str]:
                 out += [f"{p['label']}: the cluster healed", f"{p['label']}: acknowledged writes lost"]
     if kind in ("lab", "saturation") and (run.get("saturation") or {}).get("steps"):
         out.append("highest rate sustained within the SLO")
+    if kind == "disaster":
+        out += ["writes acknowledged before the backup began, missing after the restore", "backup under load"]
+        if any((p.get("backup") or {}).get("answer") for p in run.get("phases", [])):
+            out += ["restore took", "p99 during the backup against before it", "written after the backup began"]
     if kind == "hotpath":
         out += [f"{hotpath.what(r)}: server CPU per request" for _, r in hotpath.pairs(run)]
     if kind == "scale":

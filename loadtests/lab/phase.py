@@ -4,7 +4,8 @@ companions; after it the wait for the cluster to heal; then its record in run.js
 
 A companion is how something else runs beside a phase's load and adds to its record (a ledger of
 the writes acknowledged during a phase with faults, say): a factory in COMPANIONS is asked for one
-by every phase, and returns None to stay out of it."""
+by every phase, and returns None to stay out of it; a scenario may add its own for a run
+(Run.companions: the disaster scenario's backup during the load)."""
 
 from __future__ import annotations
 
@@ -69,7 +70,7 @@ class Phase:
     def execute(self) -> dict:
         self.announce()
         heal_before = self.run.heal_sample()
-        companions = [c for make in COMPANIONS if (c := make(self)) is not None]
+        companions = [c for make in COMPANIONS + self.run.companions if (c := make(self)) is not None]
         prepared = self.executor.prepare(self.spec, self.out, self.label)
         pr, prof, sampler = self.load(prepared, companions)
         heal = self.heal()

@@ -72,6 +72,8 @@ class Run:
             "phases": [],
         }
         self.pids = {n.name: [n.pid] for n in self.nodes}
+        # The scenario's own companions (lab.phase.Companion factories), asked by every phase of this run.
+        self.companions: list = []
         log(f"run directory {tools.rel(self.dir)}")
         self._warn_of_noise()
         (self.dir / "env.json").write_text(json.dumps(self.executor.env(), indent=1))

@@ -15,6 +15,7 @@ KINDS = {
     "hotpath": "Hot-path benchmark",
     "scale": "Scale benchmark",
     "soak": "Soak",
+    "disaster": "Disaster: backup under load, data destroyed, restore",
 }
 
 

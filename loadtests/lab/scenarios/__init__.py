@@ -1,5 +1,6 @@
 """The lab's scenarios, what a run does with its nodes: phases at a fixed rate (phases), the
-saturation search (saturation), faults on a schedule (faults), a long steady load (soak). python -m
+saturation search (saturation), faults on a schedule (faults), a long steady load (soak), a backup
+under load, every node's data destroyed and restored (disaster). python -m
 lab has a command for each one listed in SCENARIOS, with the options every run takes (lab.options) and the scenario's own.
 
 To add a scenario: write lab/scenarios/<name>.py with a function that runs it (a Run of
@@ -9,11 +10,11 @@ map `make lab SCENARIO=<name>` to its command, and a new knob goes into defaults
 
 from __future__ import annotations
 
-from . import faults, phases, saturation, soak
+from . import disaster, faults, phases, saturation, soak
 from .scenario import Scenario
 
 SCENARIOS: dict[str, Scenario] = {
-    s.command: s for s in (phases.SCENARIO, saturation.SCENARIO, faults.SCENARIO, soak.SCENARIO)
+    s.command: s for s in (phases.SCENARIO, saturation.SCENARIO, faults.SCENARIO, soak.SCENARIO, disaster.SCENARIO)
 }
 
 __all__ = ["SCENARIOS", "Scenario"]

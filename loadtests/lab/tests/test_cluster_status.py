@@ -102,6 +102,24 @@ kvlab_repair_records_total{application="kvlab",direction="sent"} 2.0
 """
 
 
+# A complete backup's answer, as POST /actuator/kvlab/backup gives it.
+BACKUP_ANSWER = {
+    "backup": "kvlab-20260102-115500",
+    "target": "/work/kvlab/backups",
+    "startedAt": "2026-01-02T11:55:00Z",
+    "finishedAt": "2026-01-02T11:55:03.5Z",
+    "durationMillis": 3500,
+    "keys": 3000,
+    "bytes": 3_145_728,
+    "uploadedBytes": 1_048_576,
+    "nodes": [
+        {"index": 0, "node": N0, "keys": 1500, "bytes": 2_097_152, "uploadedBytes": 1_048_576, "files": 7, "durationMillis": 3100},
+        {"index": 1, "node": N1, "keys": 1500, "bytes": 1_048_576, "uploadedBytes": 0, "files": 5, "durationMillis": 2900},
+    ],
+    "guarantee": "every write acknowledged before 2026-01-02T11:55:00Z is in this backup",
+}
+
+
 class FakeNode(BaseHTTPRequestHandler):
     """/v0/status on the client port and the actuator on the management port, one server for both."""
 
@@ -126,6 +144,9 @@ class FakeNode(BaseHTTPRequestHandler):
         FakeNode.repairs.append((self.path, self.headers.get("Content-Type"), body))
         if self.headers.get("Authorization") != f"Bearer {FakeNode.token}":
             self._send(401, b"a state-changing management call needs a credential\n", "text/plain")
+            return
+        if self.path == "/actuator/kvlab/backup":
+            self._send(200, json.dumps(BACKUP_ANSWER).encode(), "application/json")
             return
         self._send(200, b'{"repair":"a round with every peer starts within a second"}', "application/json")
 
@@ -223,6 +244,58 @@ class StatusLines(unittest.TestCase):
         self.assertIn("sweep running since", "\n".join(out))
         self.assertIn("a node is leaving", status.summary([self.node(doc)]))
 
+    def backup_line(self, backup: dict) -> str:
+        doc = {**kvlab_status(), "backup": backup}
+        found = [line for line in status.lines(self.node(doc), self.names, NOW) if line.startswith("    backup ")]
+        self.assertEqual(1, len(found))
+        return found[0]
+
+    def test_the_last_backup_shows_when_how_big_how_long_and_where(self):
+        line = self.backup_line(
+            {
+                "target": "/work/kvlab/backups",
+                "running": None,
+                "last": {
+                    "backup": "kvlab-20260102-115500",
+                    "startedAt": iso(300),
+                    "finishedAt": iso(296),
+                    "durationMillis": 4200,
+                    "bytes": 52_428_800,
+                    "uploadedBytes": 1_048_576,
+                    "keys": 123_456,
+                    "where": "/work/kvlab/backups",
+                    "outcome": "ok",
+                    "error": None,
+                },
+            }
+        )
+        self.assertRegex(
+            line,
+            r"^    backup   \S+ \(5 min ago\) kvlab-20260102-115500 ok: 50.0 MiB \(1.0 MiB uploaded\), "
+            r"123 456 keys, took 4.2 s; in /work/kvlab/backups$",
+        )
+
+    def test_a_failed_backup_says_why(self):
+        line = self.backup_line(
+            {
+                "target": "s3://kvlab/lab",
+                "running": None,
+                "last": {"backup": "kvlab-20260102-115500", "startedAt": iso(60), "outcome": "failed",
+                         "error": "node http://127.0.0.1:8082 unreachable: Connection refused", "where": "s3://kvlab/lab"},
+            }
+        )
+        self.assertIn("kvlab-20260102-115500 FAILED: node http://127.0.0.1:8082 unreachable: Connection refused; in s3://kvlab/lab", line)
+
+    def test_a_node_without_a_target_or_a_backup_yet_says_so(self):
+        self.assertEqual("    backup   no target (kvlab.backup.target unset)", self.backup_line({"target": "", "last": None}))
+        self.assertEqual("    backup   none yet; target /b", self.backup_line({"target": "/b", "running": None, "last": None}))
+        running = self.backup_line({"target": "/b", "running": {"backup": "x", "startedAt": iso(5)}, "last": None})
+        self.assertRegex(running, r"running since .*\(5 s ago\) \(x\)$")
+
+    def test_a_node_that_knows_nothing_of_backups_shows_no_backup_line(self):
+        out = status.lines(self.node(kvlab_status()), self.names, NOW)
+        self.assertFalse([line for line in out if "backup" in line])
+
     def test_a_node_whose_process_exited_is_down_in_one_line(self):
         node = status.Node("n2", N2, "http://127.0.0.1:9082", 99999, False)
         self.assertEqual(["n2  down     http://127.0.0.1:8082  pid 99999 (not running)"], status.lines(node, self.names, NOW))
@@ -293,6 +366,43 @@ class AgainstAFakeNode(unittest.TestCase):
         p = self.run_script("--repair", "--token-file", self.token_file(FakeNode.token), "--node", "n0", down, down, "-")
         self.assertEqual(1, p.returncode)
         self.assertIn("n0: http://127.0.0.1:", p.stdout)
+
+    def test_a_backup_asks_the_first_serving_node_with_the_credential_and_ends_with_its_name_and_where(self):
+        token = self.token_file(FakeNode.token)
+        down = closed_port()
+        with fake_node(kvlab_status(N0)) as url:
+            p = self.run_script("--backup", "--token-file", token, "--node", "n0", down, down, "-", "--node", "n1", url, url, "-")
+            posts = list(FakeNode.repairs)
+        self.assertEqual(0, p.returncode, p.stdout + p.stderr)
+        self.assertEqual([("/actuator/kvlab/backup", "application/json", b"{}")], posts)
+        last = p.stdout.rstrip().splitlines()[-1]
+        self.assertEqual("backup kvlab-20260102-115500 in /work/kvlab/backups", last)
+        self.assertIn("took 3.5 s: 3 000 keys, 3.0 MiB, of which 1.0 MiB uploaded", p.stdout)
+        self.assertIn("every write acknowledged before", p.stdout)
+
+    def test_a_backup_passes_its_name(self):
+        with fake_node(kvlab_status(N0)) as url:
+            p = self.run_script("--backup", "nightly-1", "--token-file", self.token_file(FakeNode.token), "--node", "n0", url, url, "-")
+            posts = list(FakeNode.repairs)
+        self.assertEqual(0, p.returncode, p.stderr)
+        self.assertEqual(b'{"name": "nightly-1"}', posts[0][2])
+
+    def test_a_backup_refused_says_why_and_fails(self):
+        with fake_node(kvlab_status(N0)) as url:
+            p = self.run_script("--backup", "--token-file", self.token_file("wrong"), "--node", "n0", url, url, "-")
+        self.assertEqual(1, p.returncode)
+        self.assertIn("the backup failed", p.stderr)
+        self.assertIn("HTTP 401", p.stderr)
+        self.assertNotIn("backup kvlab-", p.stdout)
+
+    def test_a_backup_without_a_serving_node_or_a_credential_fails(self):
+        down = closed_port()
+        p = self.run_script("--backup", "--token-file", self.token_file(FakeNode.token), "--node", "n0", down, down, "-")
+        self.assertEqual(1, p.returncode)
+        self.assertIn("no node serves", p.stderr)
+        p = self.run_script("--backup", "--node", "n0", down, down, "-")
+        self.assertEqual(2, p.returncode)
+        self.assertIn("a backup needs", p.stderr)
 
 
 if __name__ == "__main__":
