@@ -101,8 +101,10 @@ public final class BackupCoordinator {
             status.coordinating(new BackupStatus.Running(backup, cut, true));
             Mono<Result> run = take(to, backup, cut, topology.get())
                     .doOnError(error -> {
-                        status.coordinatedFailed();
-                        log.warn("backup {} failed: {}", backup, error.getMessage());
+                        log.warn("{}", error.getMessage());
+                        if (!(error instanceof BackupFailure refused && refused.status() < 500)) {
+                            status.coordinatedFailed(); // a failure, not a request refused (a name taken)
+                        }
                     })
                     .doFinally(signal -> {
                         status.coordinating(null);

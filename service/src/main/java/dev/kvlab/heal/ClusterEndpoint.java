@@ -86,15 +86,19 @@ public class ClusterEndpoint {
                 .onErrorResume(error -> Mono.just(failure(error)));
     }
 
+    /**
+     * An action: {@code repair}, {@code leave} or {@code backup}. A Mono, so that a backup is
+     * answered when it is complete without holding a thread, with its own status on failure.
+     */
     @WriteOperation
-    public Object act(@Selector String action, @Nullable Integer size, @Nullable String name) {
+    public Mono<WebEndpointResponse<Object>> act(@Selector String action, @Nullable Integer size, @Nullable String name) {
         return switch (action) {
             case "backup" -> backups.backup(name)
                     .map(result -> new WebEndpointResponse<Object>(BackupReports.taken(result)))
                     .onErrorResume(error -> Mono.just(failure(error)));
             case "repair" -> {
                 repair.requestAll();
-                yield Map.of("repair", "a round with every peer starts within a second", "peers", repair().get("peers"));
+                yield ok(Map.of("repair", "a round with every peer starts within a second", "peers", repair().get("peers")));
             }
             case "leave" -> {
                 try {
@@ -102,10 +106,14 @@ public class ClusterEndpoint {
                 } catch (IllegalArgumentException e) {
                     throw new InvalidEndpointRequestException(e.getMessage(), e.getMessage());
                 }
-                yield Map.of("leaving", leave(handoff.leaving()));
+                yield ok(Map.of("leaving", leave(handoff.leaving())));
             }
             default -> throw new InvalidEndpointRequestException("no action " + action + ": repair, leave or backup", "no such action");
         };
+    }
+
+    private static Mono<WebEndpointResponse<Object>> ok(Map<String, Object> body) {
+        return Mono.just(new WebEndpointResponse<>(body));
     }
 
     /** A backup that failed, answered with its status and {@code {"error": why}}. */
