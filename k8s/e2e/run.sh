@@ -586,6 +586,7 @@ backup_by_the_cronjob_restores_into_a_new_release() {
   local name
   name=$(sed -n 's/^\[backup +[0-9]*s\] backup \([^ ]*\) in .*/\1/p' "$WORK/backup-job.log" | tail -n 1)
   [ -n "$name" ] || fail "the backup Job's log names no backup"
+  grep -q "^{\"backup\":\"$name\"" "$WORK/backup-job.log" || fail "the backup Job's log holds no answer {\"backup\":\"$name\", ...}"
   ok "kubectl create job --from=cronjob/$RELEASE-backup: backup $name complete after $((SECONDS - started))s"
   local listed
   listed=$(in_pod "$RELEASE-2" curl -s -m 10 localhost:9080/actuator/kvlab/backups)
