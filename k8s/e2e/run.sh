@@ -609,9 +609,17 @@ backup_by_the_cronjob_restores_into_a_new_release() {
   "$HELM" install "$RELEASE" "$CHART" --namespace "$NS" "${IMAGE_VALUES[@]}" --set replicaCount="$RESTORE_REPLICAS" \
     --set backup.enabled=true --set backup.schedule= --set backup.persistence.existingClaim="$BACKUP_RELEASE-backups" \
     --set restore.backup="$name" --set scaleIn.enabled=false --set podDisruptionBudget.enabled=false \
-    --wait --timeout 5m >/dev/null || fail "helm install $RELEASE --set restore.backup=$name failed"
-  ok "helm install $RELEASE --set replicaCount=$RESTORE_REPLICAS --set restore.backup=$name: ready after $((SECONDS - started))s"
+    >/dev/null || fail "helm install $RELEASE --set restore.backup=$name failed"
+  # Until every pod is ready; a restore that fails (its init container exits non-zero) stops the wait.
   local i
+  for ((i = 0; i < RESTORE_REPLICAS; i++)); do
+    poll 300 restored_or_failed "$RELEASE-$i" || fail "$RELEASE-$i is not ready within 300s"
+    if ! pod_ready "$RELEASE-$i"; then
+      k logs "$RELEASE-$i" -c restore 2>&1 | tail -n 20 | cut -c1-400 | sed "s/^/  $RELEASE-$i restore: /" >&2
+      fail "the restore of $RELEASE-$i failed: exit status $(restore_exit "$RELEASE-$i")"
+    fi
+  done
+  ok "helm install $RELEASE --set replicaCount=$RESTORE_REPLICAS --set restore.backup=$name: ready after $((SECONDS - started))s"
   for ((i = 0; i < RESTORE_REPLICAS; i++)); do
     k logs "$RELEASE-$i" -c restore 2>&1 | tail -n 4 | cut -c1-300 | sed "s/^/  $RELEASE-$i restore: /" >&2
     [ "$(k exec "$RELEASE-$i" -c kvlab -- cat /data/.kvlab-restored 2>/dev/null)" = "$name" ] ||
@@ -644,6 +652,16 @@ backup_by_the_cronjob_restores_into_a_new_release() {
   k logs "$RELEASE-1" -c restore 2>&1 | tail -n 2 | cut -c1-300 | sed "s/^/  $RELEASE-1 restore: /" >&2
   all_read_back "$RELEASE-1" "$all" || fail "after $RELEASE-1 restarted, $(wc -l <"$WORK/restore-missing.out") keys are not read back"
   ok "$RELEASE-1 restarted on its restored volume and started; every key still reads back"
+}
+# The exit status of the pod's restore init container when it last ended; empty while it has not.
+restore_exit() {
+  k get pod "$1" -o jsonpath='{.status.initContainerStatuses[?(@.name=="restore")].state.terminated.exitCode}{.status.initContainerStatuses[?(@.name=="restore")].lastState.terminated.exitCode}' 2>/dev/null
+}
+restored_or_failed() {
+  local code
+  pod_ready "$1" && return 0
+  code=$(restore_exit "$1")
+  [ -n "$code" ] && [ "${code:0:1}" != 0 ]
 }
 job_finished() { [ -n "$(k get job "$1" -o jsonpath='{.status.succeeded}{.status.failed}')" ]; }
 # all_read_back POD REPLICAS: every key of $WORK/backup-writes.out reads back through POD at REPLICAS
