@@ -7,13 +7,11 @@
 #   java -jar kvlab-service.jar restore --backup=NAME|latest --data=DIR --nodes=N --index=I [--force]
 #
 # Pod <fullname>-<i> is index i of N = replicaCount: it gets the backup's nodes j with j mod N == i
-# (none when i is past the backup's size: it starts empty). The command itself does nothing on a
-# volume whose marker (DIR/.kvlab-restored) names the same backup, and refuses a volume that holds
-# data unless forced; a failure leaves the volume as it was and keeps the node from starting.
-#
-# "latest" is resolved here once per volume: a volume restored from a backup is not restored again
-# when a newer backup has appeared since (the backup CronJob makes them), which would replace what
-# the node wrote after the restore, or, without force, keep the pod from starting.
+# (none when i is past the backup's size: it starts empty). The command does nothing on a volume
+# whose marker (DIR/.kvlab-restored) names the same backup, or any backup when asked for "latest"
+# (a newer backup made since must not replace what the node wrote after its restore), and refuses
+# a volume that holds data unless forced; a failure leaves the volume as it was and keeps the node
+# from starting (exit 2 no such backup, 3 data without force, 4 checksums do not match, 1 other).
 #
 # Environment: KVLAB_RESTORE_BACKUP, KVLAB_RESTORE_NODES, KVLAB_RESTORE_FORCE (true|false),
 # KVLAB_STORAGE_DIR, JAVA_OPTS, HOSTNAME (the pod's name), and the KVLAB_BACKUP_* of the target.
@@ -22,7 +20,6 @@ set -eu
 data=$KVLAB_STORAGE_DIR
 backup=$KVLAB_RESTORE_BACKUP
 index=${HOSTNAME##*-}
-marker=$data/.kvlab-restored
 
 case $index in
   '' | *[!0-9]*)
@@ -30,12 +27,6 @@ case $index in
     exit 2 ;;
 esac
 
-if [ "$backup" = latest ] && [ -f "$marker" ]; then
-  echo "[restore] $data was restored from $(cat "$marker") already: restore.backup=latest does not restore a volume twice"
-  exit 0
-fi
-
-echo "[restore] $HOSTNAME: node $index of $KVLAB_RESTORE_NODES, backup $backup from ${KVLAB_BACKUP_TARGET:-?} into $data"
 set -- restore --backup="$backup" --data="$data" --nodes="$KVLAB_RESTORE_NODES" --index="$index"
 [ "$KVLAB_RESTORE_FORCE" != true ] || set -- "$@" --force
 # shellcheck disable=SC2086 # JAVA_OPTS holds several options
