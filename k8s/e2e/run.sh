@@ -670,7 +670,7 @@ all_read_back() {
   # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
   awk '$1 == 201 { print $3 }' "$WORK/backup-writes.out" | k exec -i "$1" -c kvlab -- sh -c '
     while read -r key; do
-      got=$(curl -s -m 5 -w " %{http_code}" "http://localhost:8080/v0/entity?id=$key&replicas=$1")
+      got=$(curl -s -m 5 -w " %{http_code}" "http://localhost:8080/v0/entity?id=$key&replicas=$1" | tr -d "\n")
       [ "$got" = "$key 200" ] || echo "$key: $got"
     done' sh "$2" >"$WORK/restore-missing.out"
   [ ! -s "$WORK/restore-missing.out" ]
