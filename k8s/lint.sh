@@ -51,6 +51,8 @@ lints() {
 }
 lints "helm lint --strict (defaults)"
 lints "helm lint --strict (every optional part on)" "${ALL_ON[@]}"
+lints "helm lint --strict (backups to a volume, a restore)" --set backup.enabled=true --set restore.backup=latest
+lints "helm lint --strict (backups to S3)" --set backup.enabled=true --set backup.target=s3://kvlab-backups/prod --set backup.s3.existingSecret=s3-creds
 
 contains "a StatefulSet with Parallel pod management" '^  podManagementPolicy: Parallel$'
 contains "the headless Service publishes not-ready addresses" '^  publishNotReadyAddresses: true$'
@@ -137,6 +139,52 @@ if grep -q '^      from:$' <<<"$peers" && ! grep -q 'kvlab-scale-in' <<<"$peers"
 else
   flunk "without the hook the management port admits the release's pods alone:"$'\n'"$peers"
 fi
+peers=$(management_from --set backup.enabled=true)
+if grep -q 'app.kubernetes.io/name: kvlab-backup$' <<<"$peers" && [ "$(grep -c 'podSelector:' <<<"$peers")" = 3 ]; then
+  pass "with backups on, the management port also admits the backup CronJob's pods"
+else
+  flunk "with backups on, the management port also admits the backup CronJob's pods:"$'\n'"$peers"
+fi
+
+# Backups and restores.
+BACKUP_S3=(--set backup.enabled=true --set backup.target=s3://kvlab-backups/prod --set backup.s3.existingSecret=s3-creds)
+lacks "no backup CronJob, volume or target by default" 'kind: CronJob|kvlab-backups|KVLAB_BACKUP_|initContainers'
+contains "a backup CronJob with backups on" '^kind: CronJob$' --set backup.enabled=true
+contains "the CronJob runs on backup.schedule" '^  schedule: "0 \*/6 \* \* \*"$' --set backup.enabled=true --set 'backup.schedule=0 */6 * * *'
+contains "one backup at a time" '^  concurrencyPolicy: Forbid$' --show-only templates/backup-cronjob.yaml --set backup.enabled=true
+lacks "no CronJob with an empty schedule" '^kind: CronJob$' --set backup.enabled=true --set backup.schedule=
+lacks "the backup pod is no node: it has not the selector labels" '^            app.kubernetes.io/name: kvlab$' \
+  --show-only templates/backup-cronjob.yaml --set backup.enabled=true
+contains "the backup Job mounts the cluster secret as its management credential" '^                secretName: kvlab-cluster-secret$' \
+  --show-only templates/backup-cronjob.yaml --set backup.enabled=true
+contains "the backup Job mounts the admin token instead when there is one" '^                secretName: ops-token$' \
+  --show-only templates/backup-cronjob.yaml --set backup.enabled=true --set adminToken.existingSecret=ops-token
+contains "the pods back up into /backups on the directory target" '^              value: "/backups"$' --show-only templates/statefulset.yaml --set backup.enabled=true
+contains "a backup claim of the chart's own on the directory target" '^  name: kvlab-backups$' --show-only templates/backup-pvc.yaml --set backup.enabled=true
+contains "helm uninstall keeps the backup claim" '^    helm.sh/resource-policy: keep$' --show-only templates/backup-pvc.yaml --set backup.enabled=true
+contains "the pods mount an existing backup claim" '^            claimName: my-backups$' --show-only templates/statefulset.yaml \
+  --set backup.enabled=true --set backup.persistence.existingClaim=my-backups
+lacks "no claim of the chart's own with an existing one" '^  name: kvlab-backups$' \
+  --set backup.enabled=true --set backup.persistence.existingClaim=my-backups
+lacks "no backup claim with an S3 target" '^  name: kvlab-backups$|claimName' "${BACKUP_S3[@]}"
+contains "the pods back up to the S3 target" '^              value: "s3://kvlab-backups/prod"$' --show-only templates/statefulset.yaml "${BACKUP_S3[@]}"
+contains "the pods read the S3 credentials from files of the Secret" '^              value: /etc/kvlab-backup-s3/secret-key$' \
+  --show-only templates/statefulset.yaml "${BACKUP_S3[@]}"
+contains "the pods mount the S3 Secret" '^            secretName: s3-creds$' --show-only templates/statefulset.yaml "${BACKUP_S3[@]}"
+lacks "the S3 credentials are never values of the pods' environment" 'name: KVLAB_BACKUP_S3_(ACCESS|SECRET)KEY$' \
+  --show-only templates/statefulset.yaml "${BACKUP_S3[@]}"
+rejects "an S3 target without its Secret is refused" --set backup.enabled=true --set backup.target=s3://kvlab-backups
+rejects "the schema rejects a target that is neither empty nor s3://" --set backup.enabled=true --set backup.target=/mnt/backups
+rejects "the schema rejects a bad backup.maxAge" --set backup.enabled=true --set backup.maxAge=forever
+rejects "restore.backup without backup.enabled is refused" --set restore.backup=latest
+contains "a restore init container with restore.backup" '^        - name: restore$' --set backup.enabled=true --set restore.backup=kvlab-20260101-000000
+contains "the restore is told the release's size" '^              value: "5"$' --show-only templates/statefulset.yaml \
+  --set backup.enabled=true --set restore.backup=latest --set replicaCount=5
+contains "the restore init container mounts the backup volume" '^            - name: backups$' --show-only templates/statefulset.yaml \
+  --set backup.enabled=true --set restore.backup=latest --set backup.schedule=
+lacks "no restore init container without restore.backup" 'initContainers' --set backup.enabled=true
+rejects "the schema rejects a backup name with a slash" --set backup.enabled=true --set restore.backup=../x
+
 lacks "no TLS by default" 'kvlab-tls|SSL_BUNDLE|KVLAB_TLS'
 contains "mutual TLS on the replica port with tls.enabled" '^              value: https$' --set tls.enabled=true --set tls.existingSecret=my-tls
 contains "the pods mount the TLS Secret" '^            secretName: my-tls$' --set tls.enabled=true --set tls.existingSecret=my-tls
@@ -168,11 +216,14 @@ rejects "a grace period shorter than preStop + drain is refused" --set terminati
 rejects "the replica port must differ from the client port" --set replication.port=8080
 rejects "the management port must differ from the client port" --set service.managementPort=8080
 
-# The hook's script runs under the image's /bin/sh (dash): POSIX sh, checked by shellcheck where it is installed.
-if sh -n "$CHART/files/scale-in.sh"; then pass "files/scale-in.sh parses as sh"; else flunk "files/scale-in.sh does not parse as sh"; fi
-if command -v shellcheck >/dev/null; then
-  if shellcheck -s sh "$CHART/files/scale-in.sh"; then pass "shellcheck files/scale-in.sh"; else flunk "shellcheck files/scale-in.sh"; fi
-fi
+# The scripts of the hook, the backup Job and the restore init container run under the image's
+# /bin/sh (dash): POSIX sh, checked by shellcheck where it is installed.
+for script in scale-in.sh backup.sh restore.sh; do
+  if sh -n "$CHART/files/$script"; then pass "files/$script parses as sh"; else flunk "files/$script does not parse as sh"; fi
+  if command -v shellcheck >/dev/null; then
+    if shellcheck -s sh "$CHART/files/$script"; then pass "shellcheck files/$script"; else flunk "shellcheck files/$script"; fi
+  fi
+done
 
 if out=$(python3 "$(dirname "$0")/dashboard-check.py" "$CHART/dashboards/kvlab.json" "$(dirname "$0")/../docs/operations.md"); then
   pass "dashboards/kvlab.json: JSON, panels in place, every query on \$datasource, \$namespace and \$pod, every kvlab_ metric documented"

@@ -9,7 +9,8 @@
 # ends with a count and exits non-zero when any failed.
 #
 # Environment: KVLAB_IMAGE (kvlab/service:0.1.0), PROFILER_IMAGE (kvlab/profiler:0.1.0), KUBECTL,
-# HELM, E2E_KEEP_NAMESPACE=1 (leave the namespace for a look after a failure).
+# HELM, E2E_KEEP_NAMESPACE=1 (leave the namespace for a look after a failure), E2E_ONLY=backup (the
+# backup and restore scenario alone), E2E_RESTORE_REPLICAS (the size of the release it restores into, 2).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -536,6 +537,152 @@ tls_cleanup() {
   k delete pvc -l "app.kubernetes.io/instance=$TLS_RELEASE" --wait=false >/dev/null 2>&1 || true
 }
 
+# Backup and restore, in releases of their own: a release with backups on (the directory target, on
+# the claim the chart makes), keys written at 1/1, 2/3 and 3/3 and one deleted; the backup CronJob
+# run now; the release uninstalled and its data claims deleted (the backups' claim stays); a new
+# release of another size restores the backup from that claim, and every key written before the
+# backup reads back, the deleted one stays deleted, and one written after the backup is not there.
+BACKUP_RELEASE=kvlab-bk
+RESTORE_RELEASE=kvlab-rs
+RESTORE_REPLICAS=${E2E_RESTORE_REPLICAS:-2}
+backup_by_the_cronjob_restores_into_a_new_release() {
+  local RELEASE=$BACKUP_RELEASE
+  trap backup_cleanup EXIT
+  # One node: ReadWriteOnce lets every pod mount the backups' claim. No PDB or scale-in hook: not
+  # what this scenario is about, and fewer objects to wait for.
+  "$HELM" install "$RELEASE" "$CHART" --namespace "$NS" "${IMAGE_VALUES[@]}" --set replicaCount=3 \
+    --set backup.enabled=true --set backup.persistence.size=1Gi --set 'backup.persistence.accessModes={ReadWriteOnce}' \
+    --set scaleIn.enabled=false --set podDisruptionBudget.enabled=false --wait --timeout 5m >/dev/null
+  ok "helm install $RELEASE --set backup.enabled=true: 3 pods ready, the backups' claim $RELEASE-backups mounted at /backups"
+  k get cronjob "$RELEASE-backup" >/dev/null || fail "no CronJob $RELEASE-backup"
+
+  # The keys, through the client Service: 30 at each of 1/1, 2/3 and 3/3 (the value is the key), and
+  # one written and deleted again.
+  local prefix=bk-$RUN_ID
+  # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
+  in_pod "$RELEASE-0" sh -c '
+    for r in 1/1 2/3 3/3; do
+      for i in $(seq 1 30); do
+        key="$2-${r%/*}of${r#*/}-$i"
+        curl -s -o /dev/null -m 5 -w "%{http_code} $r $key\n" -X PUT --data-binary "$key" "$1/v0/entity?id=$key&replicas=$r"
+      done
+    done' sh "http://$RELEASE:8080" "$prefix" >"$WORK/backup-writes.out"
+  local written
+  written=$(awk '$1 == 201' "$WORK/backup-writes.out" | wc -l)
+  [ "$written" = 90 ] || fail "only $written of 90 PUTs answered 201: $(awk '$1 != 201' "$WORK/backup-writes.out" | head -n 3 | paste -sd' ' -)"
+  ok "90 keys written through the client Service, 30 each at 1/1, 2/3 and 3/3"
+  expect_put "$RELEASE-1" "$prefix-deleted" "deleted before the backup" 3/3
+  request "$RELEASE-1" DELETE "/v0/entity?id=$prefix-deleted&replicas=3/3"
+  [ "$STATUS" = 202 ] || fail "DELETE $prefix-deleted at 3/3 answered $STATUS, expected 202 ($BODY)"
+  ok "DELETE $prefix-deleted at 3/3: $STATUS"
+
+  # The CronJob's Job, now.
+  local job=$RELEASE-backup-e2e started=$SECONDS
+  k create job --from="cronjob/$RELEASE-backup" "$job" >/dev/null
+  wait_until 300 "the backup Job $job completes or fails" job_finished "$job"
+  k logs "job/$job" >"$WORK/backup-job.log" 2>&1 || true
+  sed 's/^/  job: /' "$WORK/backup-job.log" | cut -c1-400 >&2
+  [ "$(k get job "$job" -o jsonpath='{.status.succeeded}')" = 1 ] || fail "the backup Job $job failed"
+  local name
+  name=$(sed -n 's/^\[backup +[0-9]*s\] backup \([^ ]*\) in .*/\1/p' "$WORK/backup-job.log" | tail -n 1)
+  [ -n "$name" ] || fail "the backup Job's log names no backup"
+  grep -q "^{\"backup\":\"$name\"" "$WORK/backup-job.log" || fail "the backup Job's log holds no answer {\"backup\":\"$name\", ...}"
+  ok "kubectl create job --from=cronjob/$RELEASE-backup: backup $name complete after $((SECONDS - started))s"
+  local listed
+  listed=$(in_pod "$RELEASE-2" curl -s -m 10 localhost:9080/actuator/kvlab/backups)
+  grep -q "\"$name\"" <<<"$listed" || fail "GET /actuator/kvlab/backups on $RELEASE-2 does not list $name: $listed"
+  ok "$RELEASE-2 lists $name among the complete backups in the target"
+  expect_put "$RELEASE-0" "$prefix-after" "written after the backup" 3/3
+
+  # The release gone, and its data with it; the backups' claim stays.
+  "$HELM" uninstall "$RELEASE" --namespace "$NS" --wait --timeout 3m >/dev/null
+  wait_until 120 "the pods of $RELEASE are gone" pods_gone "$RELEASE-0" "$RELEASE-1" "$RELEASE-2"
+  k delete pvc "data-$RELEASE-0" "data-$RELEASE-1" "data-$RELEASE-2" --wait=true --timeout=120s >/dev/null
+  ok "helm uninstall $RELEASE; its data claims deleted"
+  [ "$(k get pvc "$RELEASE-backups" -o jsonpath='{.status.phase}')" = Bound ] ||
+    fail "the backups' claim $RELEASE-backups did not outlive the release"
+  ok "the backups' claim $RELEASE-backups outlived the release (helm.sh/resource-policy: keep)"
+
+  # A new release, of another size, restores the backup from the kept claim.
+  RELEASE=$RESTORE_RELEASE
+  started=$SECONDS
+  "$HELM" install "$RELEASE" "$CHART" --namespace "$NS" "${IMAGE_VALUES[@]}" --set replicaCount="$RESTORE_REPLICAS" \
+    --set backup.enabled=true --set backup.schedule= --set backup.persistence.existingClaim="$BACKUP_RELEASE-backups" \
+    --set restore.backup="$name" --set scaleIn.enabled=false --set podDisruptionBudget.enabled=false \
+    >/dev/null || fail "helm install $RELEASE --set restore.backup=$name failed"
+  # Until every pod is ready; a restore that fails (its init container exits non-zero) stops the wait.
+  local i
+  for ((i = 0; i < RESTORE_REPLICAS; i++)); do
+    poll 300 restored_or_failed "$RELEASE-$i" || fail "$RELEASE-$i is not ready within 300s"
+    if ! pod_ready "$RELEASE-$i"; then
+      k logs "$RELEASE-$i" -c restore 2>&1 | tail -n 20 | cut -c1-400 | sed "s/^/  $RELEASE-$i restore: /" >&2
+      fail "the restore of $RELEASE-$i failed: exit status $(restore_exit "$RELEASE-$i")"
+    fi
+  done
+  ok "helm install $RELEASE --set replicaCount=$RESTORE_REPLICAS --set restore.backup=$name: ready after $((SECONDS - started))s"
+  for ((i = 0; i < RESTORE_REPLICAS; i++)); do
+    k logs "$RELEASE-$i" -c restore 2>&1 | tail -n 4 | cut -c1-300 | sed "s/^/  $RELEASE-$i restore: /" >&2
+    [ "$(k exec "$RELEASE-$i" -c kvlab -- cat /data/.kvlab-restored 2>/dev/null)" = "$name" ] ||
+      fail "$RELEASE-$i's volume has no marker naming $name"
+  done
+  ok "every pod's init container restored its share of $name (its marker names it)"
+  expect_topology "$RESTORE_REPLICAS"
+
+  # Every key written before the backup, read back at every replica of the new release: its value is its key.
+  local all=$RESTORE_REPLICAS/$RESTORE_REPLICAS
+  poll 120 all_read_back "$RELEASE-0" "$all" || true
+  all_read_back "$RELEASE-0" "$all" || {
+    head -n 10 "$WORK/restore-missing.out" | sed 's/^/  not read back: /' >&2
+    fail "$(wc -l <"$WORK/restore-missing.out") of 90 keys written before the backup were not read back at $all"
+  }
+  ok "all 90 keys written before the backup read back at $all with their values, in a release of $RESTORE_REPLICAS nodes"
+  request "$RELEASE-1" GET "/v0/entity?id=$prefix-deleted&replicas=$all"
+  [ "$STATUS" = 404 ] || fail "the key deleted before the backup answered $STATUS ($BODY), expected 404"
+  ok "the key deleted before the backup stays deleted: 404"
+  request "$RELEASE-1" GET "/v0/entity?id=$prefix-after&replicas=$all"
+  [ "$STATUS" = 404 ] || fail "the key written after the backup answered $STATUS ($BODY), expected 404: not from the backup"
+  ok "the key written after the backup is not there: 404"
+
+  # A pod that restarts on its restored volume does not restore again.
+  local uid
+  uid=$(pod_uid "$RELEASE-1")
+  k delete pod "$RELEASE-1" --wait=false >/dev/null
+  wait_until 60 "a new $RELEASE-1 is created" new_pod "$RELEASE-1" "$uid"
+  wait_until 180 "the new $RELEASE-1 is ready" pod_ready "$RELEASE-1"
+  k logs "$RELEASE-1" -c restore 2>&1 | tail -n 2 | cut -c1-300 | sed "s/^/  $RELEASE-1 restore: /" >&2
+  all_read_back "$RELEASE-1" "$all" || fail "after $RELEASE-1 restarted, $(wc -l <"$WORK/restore-missing.out") keys are not read back"
+  ok "$RELEASE-1 restarted on its restored volume and started; every key still reads back"
+}
+# The exit status of the pod's restore init container when it last ended; empty while it has not.
+restore_exit() {
+  k get pod "$1" -o jsonpath='{.status.initContainerStatuses[?(@.name=="restore")].state.terminated.exitCode}{.status.initContainerStatuses[?(@.name=="restore")].lastState.terminated.exitCode}' 2>/dev/null
+}
+restored_or_failed() {
+  local code
+  pod_ready "$1" && return 0
+  code=$(restore_exit "$1")
+  [ -n "$code" ] && [ "${code:0:1}" != 0 ]
+}
+job_finished() { [ -n "$(k get job "$1" -o jsonpath='{.status.succeeded}{.status.failed}')" ]; }
+# all_read_back POD REPLICAS: every key of $WORK/backup-writes.out reads back through POD at REPLICAS
+# with its value; what does not goes to $WORK/restore-missing.out.
+all_read_back() {
+  # shellcheck disable=SC2016 # the script runs in the pod, with its arguments
+  awk '$1 == 201 { print $3 }' "$WORK/backup-writes.out" | k exec -i "$1" -c kvlab -- sh -c '
+    while read -r key; do
+      got=$(curl -s -m 5 -w " %{http_code}" "http://localhost:8080/v0/entity?id=$key&replicas=$1" | tr -d "\n")
+      [ "$got" = "$key 200" ] || echo "$key: $got"
+    done' sh "$2" >"$WORK/restore-missing.out"
+  [ ! -s "$WORK/restore-missing.out" ]
+}
+backup_cleanup() {
+  local release
+  for release in "$RESTORE_RELEASE" "$BACKUP_RELEASE"; do
+    "$HELM" uninstall "$release" --namespace "$NS" --wait --timeout 3m >/dev/null 2>&1 || true
+    k delete pvc -l "app.kubernetes.io/instance=$release" --wait=false >/dev/null 2>&1 || true
+  done
+}
+
 # ---------------------------------------------------------------------------------------------
 
 log "kvlab end-to-end tests: namespace $NS, images $KVLAB_IMAGE and $PROFILER_IMAGE"
@@ -543,7 +690,10 @@ log "kvlab end-to-end tests: namespace $NS, images $KVLAB_IMAGE and $PROFILER_IM
 "$KUBECTL" create namespace "$NS" >/dev/null || { echo "FAIL: cannot create namespace $NS" >&2; exit 1; }
 "$KUBECTL" label namespace "$NS" app.kubernetes.io/part-of=kvlab-e2e >/dev/null
 
-if scenario "install 3 replicas and wait" install_three_replicas; then
+# E2E_ONLY=backup: the backup and restore scenario alone (it needs no other).
+if [ "${E2E_ONLY:-}" = backup ]; then
+  scenario "a backup by the CronJob restores into a new release of another size" backup_by_the_cronjob_restores_into_a_new_release
+elif scenario "install 3 replicas and wait" install_three_replicas; then
   scenario "every pod sees 3 nodes" every_pod_sees_three_nodes
   scenario "a write through one pod at 2/3 is read through another" write_through_one_pod_read_through_another
   scenario "helm test passes" helm_test_passes
@@ -556,6 +706,7 @@ if scenario "install 3 replicas and wait" install_three_replicas; then
   scenario "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" network_policy_is_enforced
   scenario "uninstall leaves nothing behind but the volumes' claims" uninstall_leaves_only_the_volumes
   scenario "mutual TLS with the NetworkPolicy enforced: the pods replicate, a pod without a valid certificate is refused" mutual_tls_between_pods
+  scenario "a backup by the CronJob restores into a new release of another size" backup_by_the_cronjob_restores_into_a_new_release
 else
   for title in "every pod sees 3 nodes" "a write through one pod at 2/3 is read through another" "helm test passes" \
     "a pod deleted by force comes back with its data" "a request at 2/3 keeps succeeding while one pod is down" \
@@ -564,7 +715,8 @@ else
     "the NetworkPolicy is accepted by the API server" \
     "the NetworkPolicy is enforced: client port from labelled pods only, replica port from kvlab pods only" \
     "uninstall leaves nothing behind but the volumes' claims" \
-    "mutual TLS with the NetworkPolicy enforced: the pods replicate, a pod without a valid certificate is refused"; do
+    "mutual TLS with the NetworkPolicy enforced: the pods replicate, a pod without a valid certificate is refused" \
+    "a backup by the CronJob restores into a new release of another size"; do
     not_run "$title" "the install failed"
   done
 fi

@@ -220,4 +220,103 @@ The node stops within preStop + drain; the kubelet must not kill it before.
 {{- if or (eq (int .Values.service.managementPort) (int .Values.service.port)) (eq (int .Values.service.managementPort) (int .Values.replication.port)) }}
 {{- fail "service.managementPort must differ from service.port and replication.port: the actuator has a port of its own" }}
 {{- end }}
+{{- if and .Values.restore.backup (not .Values.backup.enabled) }}
+{{- fail "restore.backup needs backup.enabled=true and the backup.target (with its volume or S3 settings) the backup is in: the restore reads it from there" }}
+{{- end }}
+{{- if and .Values.backup.enabled .Values.backup.target (not .Values.backup.s3.existingSecret) }}
+{{- fail "backup.target is an s3:// URL: set backup.s3.existingSecret to the Secret with the access key id and secret access key (keys backup.s3.accessKeyKey and backup.s3.secretKeyKey)" }}
+{{- end }}
+{{- end }}
+
+{{/*
+Labels of the backup CronJob, its Jobs and pods: no node either; the NetworkPolicy lets them on the
+management port by their selector labels.
+*/}}
+{{- define "kvlab.backupLabels" -}}
+helm.sh/chart: {{ include "kvlab.chart" . }}
+{{ include "kvlab.backupSelectorLabels" . }}
+app.kubernetes.io/version: {{ include "kvlab.imageTag" . | quote }}
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+app.kubernetes.io/part-of: kvlab
+app.kubernetes.io/component: backup
+{{- end }}
+
+{{- define "kvlab.backupSelectorLabels" -}}
+app.kubernetes.io/name: {{ include "kvlab.name" . }}-backup
+app.kubernetes.io/instance: {{ .Release.Name }}
+{{- end }}
+
+{{/*
+"true" when backups go to a directory on a volume (backup.target empty) rather than to S3.
+*/}}
+{{- define "kvlab.backupOnVolume" -}}
+{{- if and .Values.backup.enabled (not .Values.backup.target) }}true{{- end }}
+{{- end }}
+
+{{/*
+The claim that holds the directory target: the user's, or the one the chart makes.
+*/}}
+{{- define "kvlab.backupClaimName" -}}
+{{- .Values.backup.persistence.existingClaim | default (printf "%s-backups" (include "kvlab.fullname" .)) }}
+{{- end }}
+
+{{/*
+The backup target's environment, for the node and the restore init container (Spring Boot's relaxed
+binding of kvlab.backup.*). The S3 credentials are files from the mounted Secret.
+*/}}
+{{- define "kvlab.backupEnv" -}}
+- name: KVLAB_BACKUP_TARGET
+  value: {{ .Values.backup.target | default "/backups" | quote }}
+- name: KVLAB_BACKUP_KEEPLAST
+  value: {{ .Values.backup.keepLast | quote }}
+- name: KVLAB_BACKUP_MAXAGE
+  value: {{ .Values.backup.maxAge | quote }}
+- name: KVLAB_BACKUP_TIMEOUT
+  value: {{ printf "%ds" (int .Values.backup.timeoutSeconds) | quote }}
+{{- if .Values.backup.target }}
+{{- with .Values.backup.s3.endpoint }}
+- name: KVLAB_BACKUP_S3_ENDPOINT
+  value: {{ . | quote }}
+{{- end }}
+- name: KVLAB_BACKUP_S3_REGION
+  value: {{ .Values.backup.s3.region | quote }}
+- name: KVLAB_BACKUP_S3_PATHSTYLE
+  value: {{ .Values.backup.s3.pathStyle | quote }}
+- name: KVLAB_BACKUP_S3_ACCESSKEYFILE
+  value: /etc/kvlab-backup-s3/access-key
+- name: KVLAB_BACKUP_S3_SECRETKEYFILE
+  value: /etc/kvlab-backup-s3/secret-key
+{{- end }}
+{{- end }}
+
+{{/*
+The backup target's volume mount: the directory's claim, or the S3 credentials.
+*/}}
+{{- define "kvlab.backupVolumeMount" -}}
+{{- if .Values.backup.target }}
+- name: backup-s3
+  mountPath: /etc/kvlab-backup-s3
+  readOnly: true
+{{- else }}
+- name: backups
+  mountPath: /backups
+{{- end }}
+{{- end }}
+
+{{- define "kvlab.backupVolume" -}}
+{{- if .Values.backup.target }}
+- name: backup-s3
+  secret:
+    secretName: {{ .Values.backup.s3.existingSecret }}
+    items:
+      - key: {{ .Values.backup.s3.accessKeyKey }}
+        path: access-key
+      - key: {{ .Values.backup.s3.secretKeyKey }}
+        path: secret-key
+    defaultMode: 0440
+{{- else }}
+- name: backups
+  persistentVolumeClaim:
+    claimName: {{ include "kvlab.backupClaimName" . }}
+{{- end }}
 {{- end }}
