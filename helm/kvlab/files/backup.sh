@@ -50,7 +50,7 @@ while [ -z "$pod" ]; do
   done
   [ -n "$pod" ] && break
   if [ "$(now)" -ge "$deadline" ]; then
-    log "FAILED: none of $set_name-0..$set_name-$((replicas - 1)) is ready on port $port: no backup"
+    log "FAILED: none of $set_name-0..$set_name-$((replicas - 1)) answers ready on its management port $port within 60s (none running or ready, or a NetworkPolicy keeps this Job out): no backup"
     exit 1
   fi
   sleep 3
