@@ -1,5 +1,12 @@
 package dev.kvlab.heal;
 
+import dev.kvlab.backup.BackupCatalog;
+import dev.kvlab.backup.BackupCoordinator;
+import dev.kvlab.backup.BackupFailure;
+import dev.kvlab.backup.BackupReports;
+import dev.kvlab.backup.BackupStatus;
+import dev.kvlab.backup.BackupThread;
+import dev.kvlab.backup.ConfiguredTarget;
 import dev.kvlab.cluster.Topology;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -11,7 +18,9 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
 import org.springframework.lang.Nullable;
+import reactor.core.publisher.Mono;
 
 /**
  * {@code /actuator/kvlab} on the management port: the cluster as this node sees it (members, the
@@ -19,6 +28,9 @@ import org.springframework.lang.Nullable;
  * and records moving. {@code POST /actuator/kvlab/repair} asks for a round with every peer now;
  * {@code POST /actuator/kvlab/leave} makes this node hand its records to the nodes that stay (all
  * others, or with {@code {"size": n}} the first {@code n} nodes: a StatefulSet shrunk to n pods).
+ * {@code POST /actuator/kvlab/backup} takes a backup of the whole cluster (optionally
+ * {@code {"name": "..."}}) and answers when it is complete; {@code GET /actuator/kvlab/backups}
+ * lists the complete backups in the target, newest first.
  */
 @Endpoint(id = "kvlab")
 public class ClusterEndpoint {
@@ -28,13 +40,22 @@ public class ClusterEndpoint {
     private final RepairService repair;
     private final Handoff handoff;
     private final HealingProperties properties;
+    private final BackupCoordinator backups;
+    private final BackupStatus backupStatus;
+    private final ConfiguredTarget backupTarget;
+    private final BackupThread backupThread;
 
-    ClusterEndpoint(TopologyHistory topology, HintStore hints, RepairService repair, Handoff handoff, HealingProperties properties) {
+    ClusterEndpoint(TopologyHistory topology, HintStore hints, RepairService repair, Handoff handoff, HealingProperties properties,
+                    BackupCoordinator backups, BackupStatus backupStatus, ConfiguredTarget backupTarget, BackupThread backupThread) {
         this.topology = topology;
         this.hints = hints;
         this.repair = repair;
         this.handoff = handoff;
         this.properties = properties;
+        this.backups = backups;
+        this.backupStatus = backupStatus;
+        this.backupTarget = backupTarget;
+        this.backupThread = backupThread;
     }
 
     @ReadOperation
@@ -50,15 +71,34 @@ public class ClusterEndpoint {
         status.put("hints", hints());
         status.put("repair", repair());
         status.put("handoff", handoff());
+        status.put("backup", BackupReports.status(backupTarget.describe(), backupStatus));
         return status;
     }
 
+    /** {@code GET /actuator/kvlab/backups}: the complete backups in the target, newest first. */
+    @ReadOperation
+    public Mono<WebEndpointResponse<Object>> list(@Selector String what) {
+        if (!what.equals("backups")) {
+            return Mono.just(new WebEndpointResponse<>(BackupReports.error("nothing named " + what + " here: backups"), 404));
+        }
+        return Mono.fromCallable(() -> new WebEndpointResponse<Object>(BackupReports.list(BackupCatalog.complete(backupTarget.get()))))
+                .subscribeOn(backupThread.scheduler())
+                .onErrorResume(error -> Mono.just(failure(error)));
+    }
+
+    /**
+     * An action: {@code repair}, {@code leave} or {@code backup}. A Mono, so that a backup is
+     * answered when it is complete without holding a thread, with its own status on failure.
+     */
     @WriteOperation
-    public Map<String, Object> act(@Selector String action, @Nullable Integer size) {
+    public Mono<WebEndpointResponse<Object>> act(@Selector String action, @Nullable Integer size, @Nullable String name) {
         return switch (action) {
+            case "backup" -> backups.backup(name)
+                    .map(result -> new WebEndpointResponse<Object>(BackupReports.taken(result)))
+                    .onErrorResume(error -> Mono.just(failure(error)));
             case "repair" -> {
                 repair.requestAll();
-                yield Map.of("repair", "a round with every peer starts within a second", "peers", repair().get("peers"));
+                yield ok(Map.of("repair", "a round with every peer starts within a second", "peers", repair().get("peers")));
             }
             case "leave" -> {
                 try {
@@ -66,10 +106,20 @@ public class ClusterEndpoint {
                 } catch (IllegalArgumentException e) {
                     throw new InvalidEndpointRequestException(e.getMessage(), e.getMessage());
                 }
-                yield Map.of("leaving", leave(handoff.leaving()));
+                yield ok(Map.of("leaving", leave(handoff.leaving())));
             }
-            default -> throw new InvalidEndpointRequestException("no action " + action + ": repair or leave", "no such action");
+            default -> throw new InvalidEndpointRequestException("no action " + action + ": repair, leave or backup", "no such action");
         };
+    }
+
+    private static Mono<WebEndpointResponse<Object>> ok(Map<String, Object> body) {
+        return Mono.just(new WebEndpointResponse<>(body));
+    }
+
+    /** A backup that failed, answered with its status and {@code {"error": why}}. */
+    private static WebEndpointResponse<Object> failure(Throwable error) {
+        int status = error instanceof BackupFailure failure ? failure.status() : 503;
+        return new WebEndpointResponse<>(BackupReports.error(error.getMessage()), status);
     }
 
     /** The nodes that stay when this one leaves: every other node, or the first {@code size}. */

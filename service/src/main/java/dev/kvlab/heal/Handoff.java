@@ -66,6 +66,7 @@ public final class Handoff implements BackgroundWork, Leaving {
     private final LongSupplier wallMillis;
     private final AtomicLong moved = new AtomicLong();
     private final AtomicLong purged = new AtomicLong();
+    private final DeletionHold hold;
     private volatile Sweep last;
     private volatile Sweep running;
     private volatile Leave leaving;
@@ -147,6 +148,7 @@ public final class Handoff implements BackgroundWork, Leaving {
         this.settings = healing.handoff();
         this.bytesPerSecond = healing.repair().rate().toBytes();
         this.wallMillis = wallMillis;
+        this.hold = new DeletionHold(wallMillis);
     }
 
     @Override
@@ -375,7 +377,9 @@ public final class Handoff implements BackgroundWork, Leaving {
         if (moves.isEmpty() && purges.isEmpty()) {
             return Mono.empty();
         }
-        return store.onStorage(rocks -> new long[] {rocks.deleteIfUnchanged(moves), rocks.deleteIfUnchanged(purges)})
+        // The hold is looked at in the storage task itself: a deletion that starts after a backup's
+        // hold was answered leaves the record for that backup's snapshot of this node.
+        return store.onStorage(rocks -> new long[] {hold.active() ? 0 : rocks.deleteIfUnchanged(moves), rocks.deleteIfUnchanged(purges)})
                 .doOnNext(deleted -> {
                     sweep.movedAway.addAndGet(deleted[0]);
                     sweep.purged.addAndGet(deleted[1]);
@@ -383,6 +387,25 @@ public final class Handoff implements BackgroundWork, Leaving {
                     purged.addAndGet(deleted[1]);
                 })
                 .then();
+    }
+
+    /**
+     * Keeps the records handed to their new owners here, for {@code backup}, until released or
+     * {@code untilMillis}; they are deleted by a sweep after that. The backup holding already, when
+     * another one holds (nothing changes then).
+     */
+    public String holdDeletions(String backup, long untilMillis) {
+        return hold.hold(backup, untilMillis);
+    }
+
+    /** Ends {@code backup}'s hold; nothing happens when another one holds. */
+    public void releaseDeletions(String backup) {
+        hold.release(backup);
+    }
+
+    /** The backup holding the deletion of moved records now, or null. */
+    public String deletionsHeldFor() {
+        return hold.holder();
     }
 
     /** The sweep running now, or null. */

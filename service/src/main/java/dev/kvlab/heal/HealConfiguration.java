@@ -1,5 +1,9 @@
 package dev.kvlab.heal;
 
+import dev.kvlab.backup.BackupCoordinator;
+import dev.kvlab.backup.BackupStatus;
+import dev.kvlab.backup.BackupThread;
+import dev.kvlab.backup.ConfiguredTarget;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
 import dev.kvlab.memory.MemoryBudget;
@@ -111,7 +115,8 @@ public class HealConfiguration {
 
     @Bean
     ClusterEndpoint clusterEndpoint(TopologyHistory topology, HintStore hints, RepairService repair, Handoff handoff,
-                                    HealingProperties properties) {
-        return new ClusterEndpoint(topology, hints, repair, handoff, properties);
+                                    HealingProperties properties, BackupCoordinator backups, BackupStatus backupStatus,
+                                    ConfiguredTarget backupTarget, BackupThread backupThread) {
+        return new ClusterEndpoint(topology, hints, repair, handoff, properties, backups, backupStatus, backupTarget, backupThread);
     }
 }

@@ -2,6 +2,8 @@ package dev.kvlab.peer;
 
 import dev.kvlab.NettyProperties;
 import dev.kvlab.api.ApiProperties;
+import dev.kvlab.backup.BackupProperties;
+import dev.kvlab.backup.LocalBackupNode;
 import dev.kvlab.cluster.ClusterProperties;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
@@ -69,23 +71,29 @@ public class PeerConfiguration {
         return new ReplicaStreamsLifecycle(replica);
     }
 
+    /** A backup's calls to this node, beside the replica calls and under the same guard. */
+    @Bean
+    BackupHandler backupHandler(PeerAuthentication authentication, MemoryBudget budget, LocalBackupNode local) {
+        return new BackupHandler(authentication, budget, local);
+    }
+
     /** The replica protocol on the client port, when it has no port of its own. */
     @Bean
     @ConditionalOnExpression("${kvlab.replication.port:0} == 0")
-    NettyRouteProvider replicaRoutes(ReplicaHandler replica) {
-        return replica::addTo;
+    NettyRouteProvider replicaRoutes(ReplicaHandler replica, BackupHandler backup) {
+        return routes -> backup.addTo(replica.addTo(routes));
     }
 
     @Bean
     @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
-    ReplicaServer replicaServer(ReplicaHandler replica, ReplicationProperties replication, ReactorResourceFactory resources,
+    ReplicaServer replicaServer(ReplicaHandler replica, BackupHandler backup, ReplicationProperties replication, ReactorResourceFactory resources,
                                 @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout,
                                 @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout, NettyProperties netty,
                                 NettyServerProperties serverNetty, ServerProperties server, ObjectProvider<ReplicaTls> tls) {
         ReplicaTls replicaTls = tls.getIfAvailable();
         // The client port's limits (server.netty.max-initial-line-length, server.max-http-request-header-size), so
         // a request the client port takes, such as a range with long bounds, can be passed on to a replica.
-        return new ReplicaServer(replication.port(), replica::addTo, resources.getLoopResources(), drainTimeout, idleTimeout,
+        return new ReplicaServer(replication.port(), routes -> backup.addTo(replica.addTo(routes)), resources.getLoopResources(), drainTimeout, idleTimeout,
                 (int) serverNetty.getMaxInitialLineLength().toBytes(), (int) server.getMaxHttpRequestHeaderSize().toBytes(),
                 netty.replicaPort(List.of(ReplicaProtocol.STREAM_PATH)), replicaTls == null ? null : replicaTls.serverContext());
     }
@@ -157,6 +165,12 @@ public class PeerConfiguration {
     @Bean
     RepairClient repairClient(WebClient replicaClient, PeerAuthentication authentication) {
         return new RepairClient(replicaClient, authentication, Duration.ofMinutes(10), RequestParameters.MAX_KEY_BYTES);
+    }
+
+    /** A backup coordinator's calls to the peers: a part may take up to {@code kvlab.backup.timeout}. */
+    @Bean
+    BackupClient backupClient(WebClient replicaClient, PeerAuthentication authentication, BackupProperties backup) {
+        return new BackupClient(replicaClient, authentication, Duration.ofSeconds(10), backup.timeout());
     }
 
     @Bean

@@ -58,7 +58,7 @@ final class ReplicaHandler {
 
     private final LocalStore store;
     private final HybridLogicalClock clock;
-    private final PeerAuthentication authentication;
+    private final SignedRoutes signed;
     private final DataSize maxValueSize;
     private final MemoryBudget budget;
     private final StreamAdmission rangeStreams;
@@ -74,7 +74,7 @@ final class ReplicaHandler {
                    Leaving leaving) {
         this.store = store;
         this.clock = clock;
-        this.authentication = authentication;
+        this.signed = new SignedRoutes(authentication, budget);
         this.maxValueSize = maxValueSize;
         this.budget = budget;
         this.rangeStreams = rangeStreams;
@@ -90,93 +90,15 @@ final class ReplicaHandler {
     /** Adds the protocol's routes, the records stream included; each takes signed calls only. */
     HttpServerRoutes addTo(HttpServerRoutes routes) {
         return routes
-                .post(ReplicaProtocol.BATCH_PATH, peersOnly(false, this::batch))
-                .post(ReplicaProtocol.STREAM_PATH, peersOnly(true, this::stream))
-                .get(ReplicaProtocol.RECORD_PATH, peersOnly(false, withoutBody(this::read)))
-                .put(ReplicaProtocol.RECORD_PATH, peersOnly(false, this::write))
-                .delete(ReplicaProtocol.RECORD_PATH, peersOnly(false, withoutBody(this::delete)))
-                .get(ReplicaProtocol.RECORDS_PATH, peersOnly(false, withoutBody(this::records)))
-                .post(ReplicaProtocol.REPAIR_BUCKETS_PATH, peersOnly(false, this::repairBuckets))
-                .post(ReplicaProtocol.REPAIR_DIGESTS_PATH, peersOnly(false, this::repairDigests))
-                .post(ReplicaProtocol.REPAIR_DONE_PATH, peersOnly(false, this::repairDone));
-    }
-
-    /** A route of the protocol, given the call once its head is found authentic. */
-    @FunctionalInterface
-    private interface SignedRoute {
-        Mono<Void> handle(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call);
-    }
-
-    /**
-     * {@code route} for calls signed with the cluster's secret, for this node, not seen before
-     * ({@link PeerAuthentication}); any other call gets 401 before a byte of its body is read, and
-     * the connection closes. A body or frame that is not the one signed gets 401 before it is used
-     * (or, on a stream that has answered already, ends it).
-     */
-    private BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> peersOnly(boolean streamed, SignedRoute route) {
-        return HttpErrors.answered((request, response) -> Mono.defer(() -> {
-            HttpHeaders headers = request.requestHeaders();
-            PeerAuthentication.Call call = authentication.verify(request.method().name(), request.uri(),
-                    headers.get(ReplicaProtocol.VERSION_HEADER), headers.get(HttpHeaderNames.AUTHORIZATION), streamed);
-            return route.handle(request, response, call);
-        }).onErrorResume(PeerAuthentication.Refused.class, refused -> response.hasSentHeaders() ? Mono.error(refused) : refusal(response, refused)));
-    }
-
-    private static Mono<Void> refusal(HttpServerResponse response, PeerAuthentication.Refused refused) {
-        if (refused.status() == HttpResponseStatus.UNAUTHORIZED.code()) {
-            response.header(HttpHeaderNames.WWW_AUTHENTICATE, PeerAuthentication.SCHEME);
-        }
-        return NettyResponses.closing(response, HttpResponseStatus.valueOf(refused.status()), refused.getMessage());
-    }
-
-    /** A route whose calls have no body: their signature must say so. */
-    private static SignedRoute withoutBody(BiFunction<HttpServerRequest, HttpServerResponse, Mono<Void>> handler) {
-        return (request, response, call) -> {
-            call.checkNoBody();
-            return handler.apply(request, response);
-        };
-    }
-
-    /**
-     * The call's body, read whole into an array held on the node's budget (its Content-Length
-     * reserved before a byte is read: 411 without one, 413 over {@code maxBytes}, 503 after the
-     * body is dropped when the budget has no room), checked against the digest its signature covers, then handed to
-     * {@code use} with the lease that holds it; the lease goes back when {@code use} is done, or
-     * the call fails or is cancelled.
-     */
-    private Mono<Void> signedBody(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call, long maxBytes,
-                                  String what, BiFunction<ByteBuffer, MemoryBudget.Lease, Mono<Void>> use) {
-        long length = request.requestHeaders().getInt(HttpHeaderNames.CONTENT_LENGTH, -1);
-        if (length < 0) {
-            return NettyResponses.closing(response, HttpResponseStatus.LENGTH_REQUIRED, what + " needs a Content-Length");
-        }
-        if (length > maxBytes) {
-            return NettyResponses.closing(response, HttpResponseStatus.REQUEST_ENTITY_TOO_LARGE,
-                    what + " is at most " + maxBytes + " bytes, this one is " + length);
-        }
-        return Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> {
-            if (!lease.tryHold(length)) {
-                return NettyResponses.afterDroppingBody(request, response, HttpResponseStatus.SERVICE_UNAVAILABLE, lease.overBudget().getMessage());
-            }
-            byte[] body = new byte[(int) length];
-            int[] filled = {0};
-            return request.receive()
-                    .doOnNext(buffer -> {
-                        int readable = buffer.readableBytes();
-                        if (readable > body.length - filled[0]) {
-                            throw new BadRequestException(what + " is longer than its Content-Length");
-                        }
-                        buffer.getBytes(buffer.readerIndex(), body, filled[0], readable);
-                        filled[0] += readable;
-                    })
-                    .then(Mono.defer(() -> {
-                        if (filled[0] != body.length) {
-                            throw new BadRequestException(what + " is cut short");
-                        }
-                        call.checkBody(body, 0, body.length);
-                        return use.apply(ByteBuffer.wrap(body), lease);
-                    }));
-        }, ReplicaHandler::released);
+                .post(ReplicaProtocol.BATCH_PATH, signed.peersOnly(false, this::batch))
+                .post(ReplicaProtocol.STREAM_PATH, signed.peersOnly(true, this::stream))
+                .get(ReplicaProtocol.RECORD_PATH, signed.peersOnly(false, SignedRoutes.withoutBody(this::read)))
+                .put(ReplicaProtocol.RECORD_PATH, signed.peersOnly(false, this::write))
+                .delete(ReplicaProtocol.RECORD_PATH, signed.peersOnly(false, SignedRoutes.withoutBody(this::delete)))
+                .get(ReplicaProtocol.RECORDS_PATH, signed.peersOnly(false, SignedRoutes.withoutBody(this::records)))
+                .post(ReplicaProtocol.REPAIR_BUCKETS_PATH, signed.peersOnly(false, this::repairBuckets))
+                .post(ReplicaProtocol.REPAIR_DIGESTS_PATH, signed.peersOnly(false, this::repairDigests))
+                .post(ReplicaProtocol.REPAIR_DONE_PATH, signed.peersOnly(false, this::repairDone));
     }
 
     /** One replica's record, its bytes held on the node's budget until they are written out. */
@@ -206,7 +128,7 @@ final class ReplicaHandler {
      * there, with the records its calls read, until the batch is answered.
      */
     private Mono<Void> batch(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
-        return signedBody(request, response, call, maxBatchBytes, "a batch", (body, lease) -> run(ops(body), lease)
+        return signed.body(request, response, call, maxBatchBytes, "a batch", (body, lease) -> run(ops(body), lease)
                 .flatMap(outcomes -> response.status(HttpResponseStatus.OK)
                         .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
                         .send(Mono.just(ReplicaBatch.answers(outcomes)))
@@ -292,7 +214,7 @@ final class ReplicaHandler {
      * and nothing changes.
      */
     private Mono<Void> repairDone(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
-        return signedBody(request, response, call, MAX_REPAIR_REQUEST_BYTES, "a repair round's end", (body, lease) -> {
+        return signed.body(request, response, call, MAX_REPAIR_REQUEST_BYTES, "a repair round's end", (body, lease) -> {
             String initiator;
             long started;
             try {
@@ -317,10 +239,10 @@ final class ReplicaHandler {
         });
     }
 
-    /** A repair round's request ({@link RepairRequest}), read and checked as {@link #signedBody} does, for {@code use}. */
+    /** A repair round's request ({@link RepairRequest}), read and checked as {@link SignedRoutes#body} does, for {@code use}. */
     private Mono<Void> repairRequest(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call,
                                      java.util.function.Function<RepairRequest, Mono<Void>> use) {
-        return signedBody(request, response, call, MAX_REPAIR_REQUEST_BYTES, "a repair request", (body, lease) -> {
+        return signed.body(request, response, call, MAX_REPAIR_REQUEST_BYTES, "a repair request", (body, lease) -> {
             RepairRequest asked;
             try {
                 asked = RepairRequest.decode(body);

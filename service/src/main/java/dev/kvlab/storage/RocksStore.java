@@ -11,7 +11,10 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import org.rocksdb.Checkpoint;
 import org.rocksdb.ColumnFamilyDescriptor;
+import org.rocksdb.ColumnFamilyOptions;
+import org.rocksdb.DBOptions;
 import org.rocksdb.ColumnFamilyHandle;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.Holder;
@@ -45,6 +48,7 @@ public final class RocksStore implements AutoCloseable {
     private static final byte[] META = "meta".getBytes(StandardCharsets.UTF_8);
 
     private final RocksOptions options;
+    private final Path dir;
     private final RocksDB db;
     /** Empty, unless a store of the first layout left records there ({@link LegacyLayout}). */
     private final ColumnFamilyHandle legacy;
@@ -59,8 +63,9 @@ public final class RocksStore implements AutoCloseable {
     private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
     private boolean closed;
 
-    private RocksStore(RocksOptions options, RocksDB db, List<ColumnFamilyHandle> families) {
+    private RocksStore(RocksOptions options, Path dir, RocksDB db, List<ColumnFamilyHandle> families) {
         this.options = options;
+        this.dir = dir;
         this.db = db;
         this.legacy = families.get(0);
         this.records = families.get(1);
@@ -87,7 +92,7 @@ public final class RocksStore implements AutoCloseable {
         RocksStore store;
         try {
             RocksDB db = RocksDB.open(options.database, dir.toString(), families, handles);
-            store = new RocksStore(options, db, handles);
+            store = new RocksStore(options, dir, db, handles);
         } catch (RocksDBException e) {
             options.close();
             throw new StorageException("cannot open RocksDB in " + dir + ": " + e.getMessage(), e);
@@ -102,6 +107,62 @@ public final class RocksStore implements AutoCloseable {
             store.close();
             throw new StorageException("cannot move the records of kvlab's first storage layout in " + dir + ": "
                     + e.getMessage(), e);
+        }
+    }
+
+    /** The directory of the store's files. */
+    public Path dir() {
+        return dir;
+    }
+
+    /**
+     * A consistent copy of the whole store in {@code target}, which must not exist yet and must be on
+     * the store's file system (inside {@link #dir} is): RocksDB flushes the memtables (writes go on
+     * into new ones meanwhile, so they wait no longer than a flush) and hard-links the table files,
+     * which never change, copying only the small ones. Every write stored before the call is in it.
+     * Blocking: on the storage scheduler.
+     */
+    public void checkpoint(Path target) {
+        whileOpen("checkpoint failed", () -> {
+            try (Checkpoint checkpoint = Checkpoint.create(db)) {
+                checkpoint.createCheckpoint(target.toString());
+            }
+            return null;
+        });
+    }
+
+    /**
+     * The records of a checkpoint ({@link #checkpoint}), read from it opened read-only, apart from
+     * any open store: how many, how many tombstones, and the range of their versions. Reads every
+     * record's header, without filling a block cache; blocking, for a thread of its own.
+     */
+    public static CheckpointSummary summarize(Path checkpoint) {
+        List<ColumnFamilyHandle> handles = new ArrayList<>();
+        try (ColumnFamilyOptions family = new ColumnFamilyOptions().setMergeOperatorName("max");
+             DBOptions database = new DBOptions();
+             ReadOptions scan = RocksOptions.scanOptions()) {
+            List<ColumnFamilyDescriptor> families = List.of(
+                    new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, family),
+                    new ColumnFamilyDescriptor(RECORDS, family));
+            RocksDB db = RocksDB.openReadOnly(database, checkpoint.toString(), families, handles);
+            try (RocksIterator iterator = db.newIterator(handles.get(1), scan)) {
+                CheckpointSummary.Counter counter = new CheckpointSummary.Counter();
+                byte[] header = new byte[Record.HEADER_BYTES];
+                for (iterator.seekToFirst(); iterator.isValid(); iterator.next()) {
+                    if (iterator.value(header) < Record.HEADER_BYTES) {
+                        throw new StorageException("a record shorter than its header in the checkpoint " + checkpoint);
+                    }
+                    counter.add(RecordHeader.of(header));
+                }
+                iterator.status();
+                return counter.summary();
+            } finally {
+                // The handles before the database, as RocksDB requires.
+                handles.forEach(ColumnFamilyHandle::close);
+                db.close();
+            }
+        } catch (RocksDBException e) {
+            throw new StorageException("cannot read the checkpoint " + checkpoint + ": " + e.getMessage(), e);
         }
     }
 
