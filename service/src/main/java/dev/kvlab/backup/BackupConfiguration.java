@@ -48,7 +48,9 @@ public class BackupConfiguration {
     @Bean
     NodeSnapshots nodeSnapshots(LocalStore store, StorageProperties storage, ConfiguredTarget target, BackupThread thread,
                                 BackupStatus status, WallClock clock) {
-        return new NodeSnapshots(store, storage.dir().toAbsolutePath(), target, thread, status, clock, kvlabVersion());
+        NodeSnapshots snapshots = new NodeSnapshots(store, storage.dir().toAbsolutePath(), target, thread, status, clock, kvlabVersion());
+        snapshots.removeLeftoversSoon();
+        return snapshots;
     }
 
     @Bean

@@ -119,17 +119,22 @@ public final class BackupCoordinator {
 
     private Mono<Result> take(BackupTarget to, String backup, long cut, Topology current) {
         List<String> members = current.nodes();
-        long until = cut + timeout.toMillis();
         return blocking(() -> {
                     if (to.exists(BackupLayout.clusterManifest(backup))) {
                         throw BackupFailure.busy("a backup named " + backup + " exists in " + to.describe() + " already");
                     }
                     return backup;
                 })
-                .then(Flux.fromIterable(members)
-                        .flatMap(node -> call(node, members, "hold its deletions of moved records",
-                                nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout))
-                        .then())
+                .then(Mono.defer(() -> takeNew(to, backup, cut, members)));
+    }
+
+    /** A backup of a name not taken yet; when it fails, what it stored goes (a taken name's backup is never touched). */
+    private Mono<Result> takeNew(BackupTarget to, String backup, long cut, List<String> members) {
+        long until = cut + timeout.toMillis();
+        return Flux.fromIterable(members)
+                .flatMap(node -> call(node, members, "hold its deletions of moved records",
+                        nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout))
+                .then()
                 .then(Flux.range(0, members.size())
                         .flatMap(index -> call(members.get(index), members, "take its part",
                                 nodes.apply(members.get(index)).snapshot(new BackupCalls.Snapshot(backup, cut, members, index)), timeout),
@@ -174,6 +179,7 @@ public final class BackupCoordinator {
     private <T> Mono<T> call(String node, List<String> members, String step, Mono<T> call, Duration limit) {
         return call.timeout(limit, Mono.error(() -> new TimeoutException("no answer within " + limit)))
                 .onErrorMap(error -> !(error instanceof NodeFailed), error -> new NodeFailed(
+                        error instanceof BackupFailure refused && refused.status() == 409 ? 409 : 503,
                         "node " + members.indexOf(node) + " (" + node + ") did not " + step + ": " + reason(error), error));
     }
 
@@ -200,7 +206,7 @@ public final class BackupCoordinator {
         if (error instanceof BackupFailure failure) {
             return failure;
         }
-        return new BackupFailure(503, "backup " + backup + " failed: " + reason(error) + "; no backup was written", error);
+        return new BackupFailure(error instanceof NodeFailed failed ? failed.status : 503, "backup " + backup + " failed: " + reason(error) + "; no backup was written", error);
     }
 
     private static String reason(Throwable error) {
@@ -226,10 +232,13 @@ public final class BackupCoordinator {
         T run() throws IOException;
     }
 
-    /** A node that did not do its step. */
+    /** A node that did not do its step: 409 when it is in another backup, else 503. */
     private static final class NodeFailed extends RuntimeException {
-        NodeFailed(String message, Throwable cause) {
+        final int status;
+
+        NodeFailed(int status, String message, Throwable cause) {
             super(message, cause);
+            this.status = status;
         }
     }
 }

@@ -136,6 +136,12 @@ public final class NodeSnapshots {
         }
     }
 
+    /** Removes, on the backup thread, the checkpoints a part that did not end left behind; as the node starts. */
+    public void removeLeftoversSoon() {
+        Mono.fromRunnable(this::removeLeftovers).subscribeOn(thread.scheduler())
+                .subscribe(done -> { }, error -> log.warn("{}", error.getMessage()));
+    }
+
     /** Checkpoints left by a part that did not end (the node stopped meanwhile): they hold disk space. */
     private void removeLeftovers() {
         try (DirectoryStream<Path> leftovers = Files.newDirectoryStream(storageDir, CHECKPOINT_PREFIX + "*")) {

@@ -1,9 +1,11 @@
 package dev.kvlab.peer;
 
 import dev.kvlab.backup.BackupCalls;
+import dev.kvlab.backup.BackupFailure;
 import dev.kvlab.backup.BackupNode;
 import dev.kvlab.backup.Manifests;
 import dev.kvlab.backup.NodeManifest;
+import dev.kvlab.replication.ReplicaException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
@@ -12,6 +14,7 @@ import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Mono;
 
@@ -50,7 +53,7 @@ public final class BackupClient {
                 byte[] body = Manifests.write(snapshot);
                 return post(node, BackupCalls.SNAPSHOT_PATH, body)
                         .exchangeToMono(response -> response.statusCode().value() != HttpStatus.OK.value()
-                                ? RefusedCall.<NodeManifest>of(node, response)
+                                ? BackupClient.<NodeManifest>refused(node, response)
                                 : DataBufferUtils.join(response.bodyToFlux(DataBuffer.class), MAX_MANIFEST_BYTES).map(buffer -> {
                                     try {
                                         byte[] json = new byte[buffer.readableByteCount()];
@@ -75,8 +78,14 @@ public final class BackupClient {
         return post(node, path, body)
                 .exchangeToMono(response -> response.statusCode().value() == HttpStatus.NO_CONTENT.value()
                         ? response.releaseBody()
-                        : RefusedCall.<Void>of(node, response))
+                        : BackupClient.<Void>refused(node, response))
                 .timeout(callTimeout, Mono.error(() -> new TimeoutException(node + " did not answer " + what + " within " + callTimeout)));
+    }
+
+    /** The peer's refusal, with its reason; 409 (it is in another backup) stays a 409. */
+    private static <T> Mono<T> refused(String node, ClientResponse response) {
+        boolean busy = response.statusCode().value() == HttpStatus.CONFLICT.value();
+        return RefusedCall.<T>of(node, response).onErrorMap(ReplicaException.class, e -> busy ? BackupFailure.busy(e.getMessage()) : e);
     }
 
     private WebClient.RequestHeadersSpec<?> post(String node, String path, byte[] body) {

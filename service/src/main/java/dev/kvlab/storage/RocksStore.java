@@ -43,7 +43,7 @@ public final class RocksStore implements AutoCloseable {
     }
 
     private static final Logger log = LoggerFactory.getLogger(RocksStore.class);
-    private static final byte[] RECORDS = "records".getBytes(StandardCharsets.UTF_8);
+    static final byte[] RECORDS = "records".getBytes(StandardCharsets.UTF_8);
     private static final byte[] HINTS = "hints".getBytes(StandardCharsets.UTF_8);
     private static final byte[] META = "meta".getBytes(StandardCharsets.UTF_8);
 

@@ -80,19 +80,25 @@ class ClusterBackupTest {
             assertThat(cluster.client(i % 3).delete(key, "2/3").statusCode()).as("delete " + key).isBetween(200, 299);
         }
 
+        // A checkpoint left by a part that did not end (the node stopped during it).
+        Path crashed = storageDir(1).resolve(NodeSnapshots.CHECKPOINT_PREFIX + "crashed");
+        Files.createDirectories(crashed);
+        Files.writeString(crashed.resolve("000001.sst"), "left over");
+
         Map<String, Object> taken = backup(0, "{\"name\": \"b1\"}");
 
         assertThat(taken).containsEntry("backup", "b1").containsEntry("target", backups.toString());
         assertThat((List<?>) taken.get("nodes")).hasSize(3);
         assertThat((String) taken.get("guarantee")).contains("acknowledged before");
         ClusterManifest manifest = Manifests.read(target.read(BackupLayout.clusterManifest("b1")), ClusterManifest.class, "b1");
-        assertThat(manifest.topology()).isEqualTo(cluster.nodeUrls());
+        assertThat(manifest.topology()).containsExactlyInAnyOrderElementsOf(cluster.nodeUrls());
         long keys = 0;
         long tombstones = 0;
         Set<String> inBackup = new HashSet<>();
         for (int index = 0; index < 3; index++) {
             NodeManifest node = nodeManifest("b1", index);
-            assertThat(node.node()).isEqualTo(cluster.nodeUrls().get(index));
+            assertThat(node.node()).isEqualTo(manifest.topology().get(index));
+            assertThat(node.topology()).isEqualTo(manifest.topology());
             assertThat(node.cutMillis()).isEqualTo(manifest.cutMillis());
             assertThat(node.createdMillis()).isGreaterThanOrEqualTo(manifest.cutMillis());
             assertThat(node.files()).extracting(FileEntry::name).anyMatch(name -> name.endsWith(".sst")).contains("CURRENT");
@@ -108,9 +114,8 @@ class ClusterBackupTest {
         assertThat(inBackup).as("every key acknowledged before the backup, its value or tombstone").containsAll(written);
         assertThat(keys).as("records in all parts: each key on 1 to 3 nodes").isBetween((long) written.size(), 3L * written.size());
         assertThat(tombstones).isGreaterThanOrEqualTo(10);
-        assertThat(backups.resolve(".")).isDirectory();
         for (int i = 0; i < 3; i++) {
-            assertThat(leftoverCheckpoints(i)).as("checkpoints deleted once stored").isEmpty();
+            assertThat(leftoverCheckpoints(i)).as("checkpoints deleted once stored, and those left over").isEmpty();
         }
     }
 
@@ -201,6 +206,10 @@ class ClusterBackupTest {
 
         HttpResponse<byte[]> taken = post(0, "{\"name\": \"b3\"}");
         assertThat(taken.statusCode()).as("a name taken already: " + text(taken)).isEqualTo(409);
+        assertThat(BackupCatalog.complete(target)).as("the backup of that name untouched").extracting(ClusterManifest::name).contains("b3");
+        for (int index = 0; index < 3; index++) {
+            assertThat(target.exists(BackupLayout.nodeManifest("b3", index))).isTrue();
+        }
 
         // A backup under way: its first step waits on node 0's backup thread, held busy here.
         CountDownLatch busy = new CountDownLatch(1);
@@ -217,6 +226,16 @@ class ClusterBackupTest {
         assertThat(second.statusCode()).as(text(second)).isEqualTo(409);
         assertThat(text(second)).contains("one at a time");
         assertThat(first.get(20, TimeUnit.SECONDS).manifest().name()).isEqualTo("b4");
+
+        // A backup coordinated elsewhere holds node 2: one asked of node 0 now is refused, naming it, and holds nothing.
+        Handoff elsewhere = cluster.bean(2, Handoff.class);
+        assertThat(elsewhere.holdDeletions("elsewhere", System.currentTimeMillis() + 60_000)).isNull();
+        HttpResponse<byte[]> third = post(0, "{\"name\": \"b5\"}");
+        elsewhere.releaseDeletions("elsewhere");
+        assertThat(third.statusCode()).as(text(third)).isEqualTo(409);
+        assertThat(text(third)).contains(cluster.nodeUrls().get(2)).contains("in backup elsewhere");
+        assertThat(cluster.bean(0, Handoff.class).deletionsHeldFor()).isNull();
+        assertThat(target.exists(BackupLayout.clusterManifest("b5"))).isFalse();
 
         for (String path : List.of(BackupCalls.HOLD_PATH, BackupCalls.SNAPSHOT_PATH, BackupCalls.RELEASE_PATH)) {
             HttpResponse<byte[]> unsigned = new KvClient(cluster.url(1)).send("POST", path,
@@ -277,9 +296,12 @@ class ClusterBackupTest {
                 .collect(Collectors.toSet());
     }
 
+    private static Path storageDir(int node) {
+        return cluster.bean(node, dev.kvlab.storage.StorageProperties.class).dir().toAbsolutePath();
+    }
+
     private static List<Path> leftoverCheckpoints(int node) throws IOException {
-        Path dir = Path.of(cluster.bean(node, dev.kvlab.storage.StorageProperties.class).dir().toString());
-        try (var files = Files.list(dir)) {
+        try (var files = Files.list(storageDir(node))) {
             return files.filter(path -> path.getFileName().toString().startsWith(NodeSnapshots.CHECKPOINT_PREFIX)).toList();
         }
     }

@@ -3,11 +3,17 @@ package dev.kvlab.backup;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kvlab.storage.RocksStore;
+import dev.kvlab.storage.TestStores;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
@@ -151,6 +157,27 @@ class S3TargetTest {
         try (BackupTarget target = BackupTargets.open(properties)) {
             target.put("a", new byte[1]);
             assertThat(target.list("")).extracting(BackupTarget.StoredObject::key).containsExactly("a");
+        }
+    }
+
+    @Test
+    void aBackupInTheBucketIsRestoredByTheCommandWithTheSettingsFromTheEnvironment() throws Exception {
+        String prefix = "t-" + UUID.randomUUID();
+        try (BackupTarget target = open(prefix)) {
+            new HandMadeBackups(target, dir.resolve("work")).complete("b1", 1_000, List.of(
+                    HandMadeBackups.records("a", TestStores.value(1, "from s3"))));
+        }
+        Path data = dir.resolve("n0");
+        Map<String, String> env = Map.of("KVLAB_BACKUP_TARGET", "s3://" + S3Server.BUCKET + "/" + prefix,
+                "KVLAB_BACKUP_S3_ENDPOINT", server.endpoint, "KVLAB_BACKUP_S3_REGION", "us-east-1",
+                "KVLAB_BACKUP_S3_PATHSTYLE", "true", "KVLAB_BACKUP_S3_ACCESSKEY", S3Server.ACCESS_KEY,
+                "KVLAB_BACKUP_S3_SECRETKEY", S3Server.SECRET_KEY);
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        int code = RestoreCommand.run(List.of("--backup=latest", "--data=" + data, "--nodes=1", "--index=0"), env,
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(out, true, StandardCharsets.UTF_8));
+        assertThat(code).as(out.toString(StandardCharsets.UTF_8)).isEqualTo(0);
+        try (RocksStore store = RocksStore.open(TestStores.properties(data))) {
+            assertThat(TestStores.text(store.get(TestStores.bytes("a")))).isEqualTo("from s3");
         }
     }
 
