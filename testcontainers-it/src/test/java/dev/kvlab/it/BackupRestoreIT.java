@@ -252,7 +252,8 @@ class BackupRestoreIT {
                 allAllowed &= writes.stream().anyMatch(w -> w.heldBy(record));
             }
             if (!allAllowed || versions.size() != 1) {
-                wrong.add(key + " at " + replicas(i) + ": owners hold " + held + "; allowed " + writes);
+                wrong.add(key + " at " + replicas(i) + ": owners hold " + held + "; allowed: " + writes.getFirst()
+                        + (writes.size() > 1 ? " or one of the " + (writes.size() - 1) + " writes sent after it" : ""));
             }
         }
         return wrong;
