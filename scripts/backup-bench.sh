@@ -129,22 +129,26 @@ before=$(data_bytes)
 full=$(backup full)
 backup incremental >/dev/null
 after=$(data_bytes)
+# What the backups left in the storage dirs besides the store (their checkpoints are to be deleted).
+left=$(for ((i = 0; i < NODES; i++)); do (cd "$DATA_ROOT/n$i" && find . -mindepth 1 -maxdepth 1 -type d); done | sort -u | paste -sd, -)
 target_bytes=null
 case "$BACKUP_TARGET" in s3://*) ;; *) target_bytes=$(bytes_of "$BACKUP_TARGET") ;; esac
-record --argjson data "$before" --argjson after "$after" --argjson target "$target_bytes" \
-  '{part: "disk", data_bytes: $data, data_bytes_after_backups: $after, target_bytes: $target}'
+record --argjson data "$before" --argjson after "$after" --argjson target "$target_bytes" --arg left "$left" \
+  '{part: "disk", data_bytes: $data, data_bytes_after_backups: $after, target_bytes: $target,
+    dirs_in_storage_after_backups: ($left | split(",") | map(select(. != "")))}'
 cluster down
 
 # The filled data aside, each node restored into an empty dir, one after the other.
 mkdir -p "$DATA_ROOT/filled"
 for ((i = 0; i < NODES; i++)); do mv "$DATA_ROOT/n$i" "$DATA_ROOT/filled/n$i"; done
-total=0
+total=0 restored=0
 for ((i = 0; i < NODES; i++)); do
   t0=$(now)
   "$JAVA" -jar "$DATA_ROOT/jars/bench.jar" restore --backup="$full" --data="$DATA_ROOT/n$i" --nodes="$NODES" --index="$i" \
     --kvlab.backup.target="$BACKUP_TARGET" >"$OUT/restore-n$i.log" 2>&1 || die "the restore of n$i failed: see $OUT/restore-n$i.log"
   took=$(calc "$(now) - $t0")
   total=$(calc "$total + $took")
+  restored=$((restored + $(bytes_of "$DATA_ROOT/n$i")))
   record --argjson node "$i" --argjson s "$took" --argjson bytes "$(bytes_of "$DATA_ROOT/n$i")" \
     '{part: "restore-node", node: $node, seconds: $s, bytes: $bytes}'
   say "restored n$i in $took s"
@@ -159,7 +163,7 @@ for ((j = 0; j < SAMPLE; j++)); do
   size=$(curl -s -o /dev/null -w '%{http_code} %{size_download}' "$(url 0)/v0/entity?id=$k&replicas=1/$NODES" || true)
   [ "$size" = "200 $VALUE_SIZE" ] || { missing=$((missing + 1)); say "key $k: $size"; }
 done
-record --argjson s "$total" --argjson start "$started" --argjson keys "$KEYS" --argjson bytes "$(data_bytes)" \
+record --argjson s "$total" --argjson start "$started" --argjson keys "$KEYS" --argjson bytes "$restored" \
   --argjson sample "$SAMPLE" --argjson missing "$missing" \
   '{part: "restore", seconds: $s, start_s: $start, keys_per_s: ($keys / $s), bytes: $bytes,
     mib_per_s: ($bytes / 1048576 / $s), sample: $sample, sample_missing: $missing}'
@@ -173,7 +177,7 @@ jq -rs --arg nodes "$NODES" --arg keys "$KEYS" --arg value "$VALUE_SIZE" '
   "full backup:        \($f.seconds) s, \($f.bytes | mib) MiB, \($f.keys_per_s | round) keys/s, \($f.mib_per_s * 10 | round / 10) MiB/s",
   "incremental backup: \($i.seconds) s, \($i.uploadedBytes | mib) MiB uploaded of \($i.bytes | mib) MiB",
   "restore:            \($r.seconds * 10 | round / 10) s, \($r.keys_per_s | round) keys/s, \($r.mib_per_s * 10 | round / 10) MiB/s; nodes serving \($r.start_s) s later; \($r.sample_missing) of \($r.sample) sampled keys missing",
-  "disk:               data \($d.data_bytes | mib) MiB; target \(if $d.target_bytes then ($d.target_bytes | mib | tostring) + " MiB (both backups)" else "(S3: see the backup bytes)" end); data after the backups \($d.data_bytes_after_backups | mib) MiB"
+  "disk:               data \($d.data_bytes | mib) MiB; target \(if $d.target_bytes then ($d.target_bytes | mib | tostring) + " MiB (both backups)" else "(S3: see the backup bytes)" end); data after the backups \($d.data_bytes_after_backups | mib) MiB; dirs beside the store after them: \($d.dirs_in_storage_after_backups | join(", ") | if . == "" then "none" else . end)"
 ' "$RESULTS" | tee "$OUT/summary.txt"
 say "results in $OUT"
 missing=$(jq -s 'map(select(.part == "restore"))[0].sample_missing' "$RESULTS")
