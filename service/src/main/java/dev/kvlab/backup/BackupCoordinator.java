@@ -137,7 +137,7 @@ public final class BackupCoordinator {
                 .then()
                 .then(Flux.range(0, members.size())
                         .flatMap(index -> call(members.get(index), members, "take its part",
-                                nodes.apply(members.get(index)).snapshot(new BackupCalls.Snapshot(backup, cut, members, index)), timeout),
+                                part(members.get(index), new BackupCalls.Snapshot(backup, cut, members, index)), timeout),
                                 members.size())
                         .collectList())
                 .flatMap(parts -> blocking(() -> complete(to, backup, cut, members, parts)))
@@ -157,6 +157,19 @@ public final class BackupCoordinator {
                         }))
                         .onErrorResume(ignored -> Mono.empty())
                         .then(Mono.error(asFailure(backup, error))));
+    }
+
+    /** The node's part, which must be the one asked: a manifest of this backup and of the node's index. */
+    private Mono<NodeManifest> part(String node, BackupCalls.Snapshot asked) {
+        return nodes.apply(node).snapshot(asked)
+                .switchIfEmpty(Mono.error(() -> new IllegalStateException("answered no manifest")))
+                .map(manifest -> {
+                    if (!manifest.backup().equals(asked.backup()) || manifest.index() != asked.index()) {
+                        throw new IllegalStateException("answered the manifest of backup " + manifest.backup() + " node " + manifest.index()
+                                + ", not of " + asked.backup() + " node " + asked.index());
+                    }
+                    return manifest;
+                });
     }
 
     /** The backup's manifest, written last: from now on the backup is complete. */

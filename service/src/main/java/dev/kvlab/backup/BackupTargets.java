@@ -56,6 +56,10 @@ public final class BackupTargets {
             throw new IllegalArgumentException("kvlab.backup.target: the prefix '" + prefix + "' has an empty, '.' or '..' part");
         }
         checkEndpoint(settings.endpoint());
+        if (settings.region().isBlank()) {
+            throw new IllegalArgumentException("kvlab.backup.s3.region is empty: name the region requests are signed for "
+                    + "(us-east-1 suits most S3-compatible stores)");
+        }
         String accessKey = key("access key", settings.accessKey(), settings.accessKeyFile(), "access-key");
         String secretKey = key("secret key", settings.secretKey(), settings.secretKeyFile(), "secret-key");
         return S3Target.open(bucket, prefix, settings, accessKey, secretKey);

@@ -11,12 +11,16 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -104,6 +108,7 @@ public final class Restore {
                 RestoreFailure.NO_SUCH_BACKUP, BackupCatalog.LATEST.equals(request.backup())
                         ? "there is no complete backup in " + target.describe()
                         : "there is no complete backup " + request.backup() + " in " + target.describe()));
+        requireNoNodeOn(data);
         List<String> held = dataIn(data);
         if (!held.isEmpty() && !request.force()) {
             throw new RestoreFailure(RestoreFailure.DATA_PRESENT, data + " holds data (" + String.join(", ", held.subList(0,
@@ -135,6 +140,7 @@ public final class Restore {
             if (!parts.isEmpty()) {
                 merged = merge(staging, parts);
             }
+            requireNoNodeOn(data);
             replace(data, held, parts.isEmpty() ? null : staging.resolve(Integer.toString(parts.getFirst())));
             writeMarker(data, backup.name());
             return new Result(backup.name(), false, List.copyOf(parts), bytes, merged);
@@ -153,6 +159,30 @@ public final class Restore {
             return Files.readString(data.resolve(MARKER), StandardCharsets.UTF_8).strip();
         } catch (NoSuchFileException e) {
             return null;
+        }
+    }
+
+    /**
+     * Refuses a directory that a running node has open: RocksDB holds a lock on its {@code LOCK}
+     * file (an fcntl lock, as Java's file locks are) for as long as the store is open.
+     */
+    private static void requireNoNodeOn(Path data) throws IOException {
+        Path lock = data.resolve("LOCK");
+        if (!Files.isRegularFile(lock)) {
+            return;
+        }
+        boolean free;
+        try (FileChannel channel = FileChannel.open(lock, StandardOpenOption.WRITE)) {
+            FileLock held = channel.tryLock();
+            free = held != null;
+            if (free) {
+                held.release();
+            }
+        } catch (OverlappingFileLockException e) {
+            free = false;
+        }
+        if (!free) {
+            throw new IOException("a node runs on " + data + " (its RocksDB holds " + lock + "): stop it before restoring");
         }
     }
 

@@ -15,13 +15,13 @@ import java.util.Comparator;
 import java.util.List;
 import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
 import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
+import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.core.client.config.ClientOverrideConfiguration;
 import software.amazon.awssdk.core.exception.SdkException;
 import software.amazon.awssdk.core.sync.RequestBody;
 import software.amazon.awssdk.http.ContentStreamProvider;
 import software.amazon.awssdk.http.urlconnection.UrlConnectionHttpClient;
-import software.amazon.awssdk.core.checksums.RequestChecksumCalculation;
-import software.amazon.awssdk.core.checksums.ResponseChecksumValidation;
 import software.amazon.awssdk.regions.Region;
 import software.amazon.awssdk.services.s3.S3Client;
 import software.amazon.awssdk.services.s3.model.CompletedMultipartUpload;
@@ -34,27 +34,29 @@ import software.amazon.awssdk.services.s3.model.S3Object;
 /**
  * Backups in a bucket of an S3-compatible store (AWS S3, SeaweedFS, MinIO, Ceph...), through the
  * AWS SDK's synchronous client over the JDK's HTTP client. Keys go under the target's prefix. A
- * file up to {@link #MULTIPART_THRESHOLD} is one PUT (S3 takes up to 5 GB so); a bigger one is a
- * multipart upload of {@link #PART_BYTES} parts, so a failed part is sent again alone, and an
- * upload that fails is aborted, leaving no parts behind. S3 shows an object only once it is whole.
+ * file up to {@link #MULTIPART_THRESHOLD} is one PUT (S3 takes up to 5 GB in one, so the SDK's
+ * transfer manager is not needed); a bigger one is a multipart upload of {@link #PART_BYTES}
+ * parts, so a failed part is sent again alone, and an upload that fails is aborted, leaving no
+ * parts behind. S3 shows an object only once it is whole.
  *
  * <p>Every call is bounded: connecting, each read of the socket, each attempt, and the call with
  * its retries.
  */
 public final class S3Target implements BackupTarget {
 
-    static final long MULTIPART_THRESHOLD = 256L * 1024 * 1024;
+    static final long MULTIPART_THRESHOLD = 128L * 1024 * 1024;
     static final long PART_BYTES = 64L * 1024 * 1024;
     /** Keys per page of a listing: S3's most. */
     static final int LIST_PAGE = 1000;
     /** S3's limit of parts in one upload. */
     private static final int MAX_PARTS = 10_000;
-    static final Duration CONNECT_TIMEOUT = Duration.ofSeconds(10);
-    /** A connection that sends nothing for this long is dead. */
-    static final Duration SOCKET_TIMEOUT = Duration.ofSeconds(60);
-    /** One attempt: a part or a small file at 1 MB/s with room to spare. */
-    static final Duration ATTEMPT_TIMEOUT = Duration.ofMinutes(5);
-    static final Duration CALL_TIMEOUT = Duration.ofMinutes(15);
+    /**
+     * 10 s to connect; a connection that sends nothing for 60 s is dead; an attempt, which sends at
+     * most {@link #MULTIPART_THRESHOLD} bytes, may take 10 minutes (0.25 MB/s); a call with its
+     * retries 30 minutes.
+     */
+    static final Timeouts TIMEOUTS = new Timeouts(Duration.ofSeconds(10), Duration.ofSeconds(60), Duration.ofMinutes(10),
+            Duration.ofMinutes(30));
 
     private final S3Client s3;
     private final String bucket;
@@ -84,21 +86,25 @@ public final class S3Target implements BackupTarget {
                                 String secretKey) {
         String where = "s3://" + bucket + (prefix.isEmpty() ? "" : "/" + prefix)
                 + (settings.endpoint().isBlank() ? "" : " at " + settings.endpoint());
-        return new S3Target(client(settings, accessKey, secretKey), bucket, prefix, where, MULTIPART_THRESHOLD, PART_BYTES,
-                LIST_PAGE);
+        return new S3Target(client(settings, accessKey, secretKey, TIMEOUTS), bucket, prefix, where, MULTIPART_THRESHOLD,
+                PART_BYTES, LIST_PAGE);
     }
 
-    static S3Client client(BackupProperties.S3 settings, String accessKey, String secretKey) {
+    /** How long a call may take: to connect, without a byte on the socket, per attempt, with its retries. */
+    record Timeouts(Duration connect, Duration socket, Duration attempt, Duration call) {
+    }
+
+    static S3Client client(BackupProperties.S3 settings, String accessKey, String secretKey, Timeouts timeouts) {
         var builder = S3Client.builder()
                 .region(Region.of(settings.region()))
                 .forcePathStyle(settings.pathStyle())
                 .credentialsProvider(StaticCredentialsProvider.create(AwsBasicCredentials.create(accessKey, secretKey)))
                 .httpClientBuilder(UrlConnectionHttpClient.builder()
-                        .connectionTimeout(CONNECT_TIMEOUT)
-                        .socketTimeout(SOCKET_TIMEOUT))
+                        .connectionTimeout(timeouts.connect())
+                        .socketTimeout(timeouts.socket()))
                 .overrideConfiguration(ClientOverrideConfiguration.builder()
-                        .apiCallAttemptTimeout(ATTEMPT_TIMEOUT)
-                        .apiCallTimeout(CALL_TIMEOUT)
+                        .apiCallAttemptTimeout(timeouts.attempt())
+                        .apiCallTimeout(timeouts.call())
                         .build())
                 // Checksums only where S3 requires them: many S3-compatible stores refuse the
                 // trailing checksums the SDK sends by default, and a restore checks every file's

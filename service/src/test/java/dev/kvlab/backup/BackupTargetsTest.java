@@ -46,6 +46,8 @@ class BackupTargetsTest {
         assertThatThrownBy(() -> BackupTargets.open(properties("gs://bucket", keys))).hasMessageContaining("not in gs://");
         assertThatThrownBy(() -> BackupTargets.open(properties("s3://bucket",
                 new BackupProperties.S3("ftp://host", "us-east-1", true, "a", "", "b", "")))).hasMessageContaining("http(s)://");
+        assertThatThrownBy(() -> BackupTargets.open(properties("s3://bucket",
+                new BackupProperties.S3("http://host:1", " ", true, "a", "", "b", "")))).hasMessageContaining("region is empty");
     }
 
     @Test

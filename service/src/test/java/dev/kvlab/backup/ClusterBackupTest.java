@@ -204,6 +204,10 @@ class ClusterBackupTest {
         assertThat(badName.statusCode()).as(text(badName)).isEqualTo(400);
         assertThat(text(badName)).contains("\"error\"").contains("name");
 
+        HttpResponse<byte[]> unnamed = post(1, "{}");
+        assertThat(unnamed.statusCode()).as("a backup named by its time: " + text(unnamed)).isEqualTo(200);
+        assertThat(text(unnamed)).containsPattern("\"backup\":\"kvlab-\\d{8}-\\d{6}\"");
+
         HttpResponse<byte[]> taken = post(0, "{\"name\": \"b3\"}");
         assertThat(taken.statusCode()).as("a name taken already: " + text(taken)).isEqualTo(409);
         assertThat(BackupCatalog.complete(target)).as("the backup of that name untouched").extracting(ClusterManifest::name).contains("b3");

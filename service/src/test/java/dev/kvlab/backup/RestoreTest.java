@@ -183,6 +183,31 @@ class RestoreTest {
     }
 
     @Test
+    void aDirectoryThatARunningNodeHoldsIsRefusedEvenWithForce() throws Exception {
+        backups.complete("b1", 1_000, List.of(records("restored", value(10, "r"))));
+        Path data = root.resolve("n0");
+        try (RocksStore store = RocksStore.open(TestStores.properties(data))) {
+            store.write(bytes("old"), value(1, "data"));
+        }
+        Map<String, String> before = snapshot(data);
+        // Another process holds the LOCK file's lock as RocksDB does (fcntl): a node running on it.
+        Process node = new ProcessBuilder("python3", "-c", "import fcntl, sys, time\n"
+                + "f = open(sys.argv[1], 'r+')\nfcntl.lockf(f, fcntl.LOCK_EX)\nprint('locked', flush=True)\ntime.sleep(120)",
+                data.resolve("LOCK").toString()).redirectErrorStream(true).start();
+        try {
+            assertThat(new java.io.BufferedReader(new java.io.InputStreamReader(node.getInputStream())).readLine())
+                    .isEqualTo("locked");
+            assertThatThrownBy(() -> restore("b1", data, 1, 0, true))
+                    .isInstanceOf(IOException.class).hasMessageContaining("a node runs on " + data);
+            assertThat(snapshot(data)).isEqualTo(before);
+        } finally {
+            node.destroyForcibly().waitFor();
+        }
+        restore("b1", data, 1, 0, true);
+        assertThat(contents(data)).containsOnlyKeys("restored");
+    }
+
+    @Test
     void aFreshVolumeIsNoData() throws Exception {
         backups.complete("b1", 1_000, List.of(records("restored", value(10, "r"))));
         Path data = root.resolve("n0");

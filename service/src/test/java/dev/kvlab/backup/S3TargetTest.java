@@ -95,7 +95,7 @@ class S3TargetTest {
     void listsEveryPageOfAListing() throws IOException {
         String prefix = "t-" + UUID.randomUUID();
         try (S3Target target = new S3Target(S3Target.client(server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY),
-                S3Server.ACCESS_KEY, S3Server.SECRET_KEY), S3Server.BUCKET, prefix, "test", S3Target.MULTIPART_THRESHOLD,
+                S3Server.ACCESS_KEY, S3Server.SECRET_KEY, S3Target.TIMEOUTS), S3Server.BUCKET, prefix, "test", S3Target.MULTIPART_THRESHOLD,
                 S3Target.PART_BYTES, 2)) {
             for (int i = 0; i < 7; i++) {
                 target.put("k/" + i, new byte[i]);
@@ -113,11 +113,15 @@ class S3TargetTest {
         new Random(7).nextBytes(bytes);
         Path file = dir.resolve("big");
         Files.write(file, bytes);
-        try (S3Target target = new S3Target(S3Target.client(server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY),
-                S3Server.ACCESS_KEY, S3Server.SECRET_KEY), S3Server.BUCKET, prefix, "test", part, part, 1000)) {
+        var client = S3Target.client(server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY), S3Server.ACCESS_KEY,
+                S3Server.SECRET_KEY, S3Target.TIMEOUTS);
+        try (S3Target target = new S3Target(client, S3Server.BUCKET, prefix, "test", part, part, 1000)) {
             target.put("blobs/big", file);
             assertThat(target.read("blobs/big")).isEqualTo(bytes);
             assertThat(target.list("blobs/")).extracting(BackupTarget.StoredObject::bytes).containsExactly((long) bytes.length);
+            // A multipart upload's ETag ends with its number of parts.
+            assertThat(client.headObject(request -> request.bucket(S3Server.BUCKET).key(prefix + "/blobs/big")).eTag())
+                    .endsWith("-3\"");
         }
     }
 
