@@ -45,7 +45,10 @@ case "$SCENARIO" in
   faults) command=(faults) what="fault scenario" ;;
   soak) command=(soak) what="soak" ;;
   phases) command=(run) what="phases" ;;
-  *) say "unknown SCENARIO=$SCENARIO: phases, saturation, faults or soak"; exit 2 ;;
+  disaster) say "SCENARIO=disaster runs on local nodes (make lab SCENARIO=disaster): it stops, wipes and restores" \
+    "the nodes' data itself; in Kubernetes the chart's end-to-end tests back a release up and restore it into a new one"
+    exit 2 ;;
+  *) say "unknown SCENARIO=$SCENARIO: phases, saturation, faults or soak (disaster on local nodes)"; exit 2 ;;
 esac
 rc=0
 say "$what in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE, wrk image ${wrk_image:-default}"

@@ -190,4 +190,5 @@ SCENARIO = Scenario(
     main=_main,
     epilog=f"--duration is the mixed phase's ({MIN_DURATION_S} s at least): a third before the backup, then the backup "
     "and the load after it",
+    targets=("local",),
 )

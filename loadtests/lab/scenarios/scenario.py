@@ -18,3 +18,5 @@ class Scenario:
     # Runs it from the parsed options; the run directory, its report written.
     main: Callable[[argparse.Namespace], Path]
     epilog: str = ""
+    # Where it runs: "local" (scripts/lab.sh) and "k8s" (k8s/lab.sh, LAB_TARGET=k8s).
+    targets: tuple[str, ...] = ("local", "k8s")

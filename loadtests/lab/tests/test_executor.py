@@ -7,6 +7,7 @@ from __future__ import annotations
 import inspect
 import json
 import tempfile
+import subprocess
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -120,13 +121,24 @@ class ScenarioRegistryTest(unittest.TestCase):
         from lab import commands
 
         subcommands = next(a for a in commands.parser("")._actions if a.dest == "command").choices
-        scripts = {p: (tools.ROOT / p).read_text() for p in ("scripts/lab.sh", "k8s/lab.sh")}
+        scripts = {"local": "scripts/lab.sh", "k8s": "k8s/lab.sh"}
         for command, scenario in SCENARIOS.items():
             self.assertEqual(command, scenario.command)
             self.assertIn(command, subcommands)
-            for path, text in scripts.items():
+            for target, path in scripts.items():
+                text = (tools.ROOT / path).read_text()
                 self.assertRegex(text, rf"\b{scenario.name}\b", f"{path} does not know SCENARIO={scenario.name}")
-                self.assertRegex(text, rf"\b{command}\b", f"{path} does not run python -m lab {command}")
+                if target in scenario.targets:
+                    self.assertRegex(text, rf"\b{command}\b", f"{path} does not run python -m lab {command}")
+
+    def test_k8s_lab_sh_refuses_a_scenario_that_runs_on_local_nodes_only_and_says_why(self):
+        for scenario in SCENARIOS.values():
+            if "k8s" in scenario.targets:
+                continue
+            p = subprocess.run(["bash", str(tools.ROOT / "k8s" / "lab.sh")], env={"SCENARIO": scenario.name, "PATH": "/usr/bin:/bin"},
+                               capture_output=True, text=True, timeout=30)
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn(f"SCENARIO={scenario.name} runs on local nodes", p.stderr)
 
 
 if __name__ == "__main__":

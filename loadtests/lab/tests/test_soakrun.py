@@ -120,7 +120,7 @@ class StartTest(unittest.TestCase):
         p = subprocess.run(["bash", str(tools.ROOT / "scripts" / "lab.sh")], env={"SCENARIO": "chaos", "PATH": "/usr/bin:/bin"},
                            capture_output=True, text=True, timeout=30)
         self.assertEqual(p.returncode, 2)
-        self.assertIn("faults or soak", p.stderr)
+        self.assertIn("faults, soak or disaster", p.stderr)
 
     def test_k8s_lab_sh_hands_the_soak_to_its_command(self):
         with tempfile.TemporaryDirectory() as tmp:
