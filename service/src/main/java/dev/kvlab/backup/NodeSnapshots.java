@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Mono;
 
 /**
- * Takes this node's part of a backup: a RocksDB checkpoint in a directory inside the storage
- * directory, taken on the storage scheduler (a flush and hard links); then, on the backup thread,
+ * Takes this node's part of a backup, on the backup thread: a RocksDB checkpoint in a directory
+ * inside the storage directory (a flush and hard links, beside the node's reads and writes); then
  * the checksum of every file, its records counted, the files the target lacks uploaded as blobs,
  * the node's manifest written, and the checkpoint deleted. One part at a time.
  */
@@ -66,13 +66,12 @@ public final class NodeSnapshots {
             long started = wallMillis.getAsLong();
             status.taking(new BackupStatus.Running(snapshot.backup(), started, false));
             Path checkpoint = storageDir.resolve(CHECKPOINT_PREFIX + snapshot.backup());
-            return Mono.fromRunnable(this::removeLeftovers)
-                    .subscribeOn(thread.scheduler())
-                    .then(store.onStorage(rocks -> {
-                        rocks.checkpoint(checkpoint);
+            return Mono.fromCallable(() -> {
+                        removeLeftovers();
+                        store.checkpoint(checkpoint);
                         return wallMillis.getAsLong();
-                    }))
-                    .publishOn(thread.scheduler())
+                    })
+                    .subscribeOn(thread.scheduler())
                     .map(created -> {
                         try {
                             return store(to, snapshot, checkpoint, created);

@@ -2,6 +2,7 @@ package dev.kvlab.storage;
 
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.memory.OverBudgetException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Executors;
@@ -188,6 +189,15 @@ public final class LocalStore implements AutoCloseable {
      */
     public <T> Mono<T> onStorage(Function<RocksStore, T> work) {
         return Mono.fromCallable(() -> work.apply(store)).subscribeOn(executor.scheduler());
+    }
+
+    /**
+     * A checkpoint of the store in {@code target} ({@link RocksStore#checkpoint}), taken on the
+     * caller's thread, never a storage thread: RocksDB takes it beside reads and writes, and its
+     * flush would hold a storage thread, and every request queued behind it, for as long as it runs.
+     */
+    public void checkpoint(Path target) {
+        store.checkpoint(target);
     }
 
     /** A RocksDB property such as {@code rocksdb.estimate-num-keys}; NaN once the store is closed. */

@@ -120,7 +120,7 @@ public final class RocksStore implements AutoCloseable {
      * the store's file system (inside {@link #dir} is): RocksDB flushes the memtables (writes go on
      * into new ones meanwhile, so they wait no longer than a flush) and hard-links the table files,
      * which never change, copying only the small ones. Every write stored before the call is in it.
-     * Blocking: on the storage scheduler.
+     * Blocking, and thread-safe beside reads and writes: on a thread of the backup's, not a storage thread.
      */
     public void checkpoint(Path target) {
         whileOpen("checkpoint failed", () -> {
