@@ -2,7 +2,6 @@ package dev.kvlab.backup;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -100,9 +99,7 @@ public final class DirectoryTarget implements BackupTarget {
 
     private static void publish(Path partial, Path target) throws IOException {
         try {
-            Files.move(partial, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING);
+            LocalFiles.publish(partial, target);
         } finally {
             Files.deleteIfExists(partial);
         }

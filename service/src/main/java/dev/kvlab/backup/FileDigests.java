@@ -76,7 +76,7 @@ public final class FileDigests {
         return name.endsWith(".sst") || name.endsWith(".blob");
     }
 
-    private static MessageDigest newDigest() {
+    static MessageDigest newDigest() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {

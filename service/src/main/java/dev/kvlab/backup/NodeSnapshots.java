@@ -155,13 +155,8 @@ public final class NodeSnapshots {
 
     /** Deletes the checkpoint: its hard links only, the store keeps its own files. */
     static void delete(Path dir) {
-        if (!Files.exists(dir)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(dir)) {
-            for (Path path : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-                Files.deleteIfExists(path);
-            }
+        try {
+            LocalFiles.deleteTree(dir);
         } catch (IOException e) {
             log.warn("could not delete the checkpoint {}: {}", dir, e.toString());
         }

@@ -14,16 +14,13 @@ import java.nio.charset.StandardCharsets;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.OverlappingFileLockException;
-import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.DigestOutputStream;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
@@ -31,7 +28,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 import java.util.function.Consumer;
-import java.util.stream.Stream;
 
 /**
  * Restores one node's data directory from a backup, offline, before the node starts.
@@ -120,7 +116,7 @@ public final class Restore {
             parts.add(i);
         }
         Path staging = data.resolve(STAGING);
-        deleteTree(staging); // what a restore that failed midway left
+        LocalFiles.deleteTree(staging); // what a restore that failed midway left
         try {
             Files.createDirectories(staging);
             List<NodeManifest> manifests = new ArrayList<>();
@@ -146,7 +142,7 @@ public final class Restore {
             return new Result(backup.name(), false, List.copyOf(parts), bytes, merged);
         } finally {
             try {
-                deleteTree(staging);
+                LocalFiles.deleteTree(staging);
             } catch (IOException e) {
                 progress.accept("could not remove " + staging + ": " + e.getMessage());
             }
@@ -242,7 +238,7 @@ public final class Restore {
                 + manifest.bytes() + " bytes, " + manifest.keys() + " records");
         for (FileEntry file : manifest.files()) {
             String where = "backup " + manifest.backup() + " node " + manifest.index() + " file " + file.name();
-            MessageDigest sha256 = sha256();
+            MessageDigest sha256 = FileDigests.newDigest();
             long bytes;
             try (InputStream in = target.open(BackupLayout.blob(file.sha256()));
                  OutputStream out = new DigestOutputStream(Files.newOutputStream(dir.resolve(file.name())), sha256)) {
@@ -305,7 +301,7 @@ public final class Restore {
     private static void replace(Path data, List<String> held, Path restored) throws IOException {
         Files.createDirectories(data);
         for (String name : held) {
-            deleteTree(data.resolve(name));
+            LocalFiles.deleteTree(data.resolve(name));
         }
         Files.deleteIfExists(data.resolve(MARKER));
         if (restored == null) {
@@ -321,29 +317,6 @@ public final class Restore {
     private static void writeMarker(Path data, String backup) throws IOException {
         Path partial = data.resolve(MARKER_PARTIAL);
         Files.writeString(partial, backup + "\n", StandardCharsets.UTF_8);
-        try {
-            Files.move(partial, data.resolve(MARKER), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-        } catch (AtomicMoveNotSupportedException e) {
-            Files.move(partial, data.resolve(MARKER), StandardCopyOption.REPLACE_EXISTING);
-        }
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path path : (Iterable<Path>) paths.sorted(Comparator.reverseOrder())::iterator) {
-                Files.deleteIfExists(path);
-            }
-        }
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("this JVM has no SHA-256", e);
-        }
+        LocalFiles.publish(partial, data.resolve(MARKER));
     }
 }
