@@ -6,12 +6,10 @@ import dev.kvlab.backup.BackupNode;
 import dev.kvlab.backup.Manifests;
 import dev.kvlab.backup.NodeManifest;
 import dev.kvlab.replication.ReplicaException;
-import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -89,10 +87,6 @@ public final class BackupClient {
     }
 
     private WebClient.RequestHeadersSpec<?> post(String node, String path, byte[] body) {
-        return client.post().uri(URI.create(node + path))
-                .contentType(MediaType.APPLICATION_JSON)
-                .header(HttpHeaders.AUTHORIZATION, authentication.authorization(node, "POST", path, null, body))
-                .contentLength(body.length)
-                .bodyValue(body);
+        return SignedPost.to(client, authentication, node, path, MediaType.APPLICATION_JSON, body);
     }
 }

@@ -2,14 +2,12 @@ package dev.kvlab.peer;
 
 import dev.kvlab.replication.ReplicaException;
 import dev.kvlab.storage.RecordHeader;
-import java.net.URI;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.TimeoutException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
-import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
@@ -93,11 +91,7 @@ public final class RepairClient {
     }
 
     private WebClient.RequestHeadersSpec<?> post(String node, String path, byte[] body) {
-        return client.post().uri(URI.create(node + path))
-                .contentType(MediaType.APPLICATION_OCTET_STREAM)
-                .header(HttpHeaders.AUTHORIZATION, authentication.authorization(node, "POST", path, null, body))
-                .contentLength(body.length)
-                .bodyValue(body);
+        return SignedPost.to(client, authentication, node, path, MediaType.APPLICATION_OCTET_STREAM, body);
     }
 
     private TimeoutException timedOut(String node, String what) {
