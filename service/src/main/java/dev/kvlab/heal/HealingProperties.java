@@ -68,8 +68,8 @@ public record HealingProperties(
      *                 time has come) when the topology has not changed
      * @param settle   how long after a topology change the node waits before its records move,
      *                 so a change seen in steps moves them once
-     * @param window   how long after a topology change a read that found nothing on the key's
-     *                 owners also asks the owners of the topology before, while the data moves
+     * @param window   how long after a topology change a read of a key whose owners changed
+     *                 also asks the owners of the topology before, while the data moves
      * @param scanRate keys a sweep (or a leaving node's pass) reads from the store per second at
      *                 the most: faster than repair's, as records that move are wanted soon
      */

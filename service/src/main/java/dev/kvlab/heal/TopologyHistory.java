@@ -19,8 +19,8 @@ import reactor.core.publisher.Mono;
  * The topology this node reckons by, the one before it, and when it changed: remembered in the
  * store's {@code meta} column family, so a node restarted with another node list knows where its
  * keys lived before. Looks at the topology every second; the handoff and repair follow a change,
- * and a read that finds nothing on a key's owners asks its previous owners for {@code window}
- * after a change ({@link PreviousOwners}).
+ * and a read of a key whose owners changed asks its previous owners too, for {@code window} after
+ * a change ({@link PreviousOwners}).
  */
 public final class TopologyHistory implements PreviousOwners, BackgroundWork {
 

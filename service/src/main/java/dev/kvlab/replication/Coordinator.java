@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -81,11 +82,9 @@ public final class Coordinator {
                 quorum.all().doFinally(done -> release.run()).subscribe(all -> readRepair.repair(key, all));
                 answers = quorum.enough().doOnError(hopeless -> release.run());
             }
-            return counted(answers, asked.count(), "get")
-                    .flatMap(enough -> {
-                        Record newest = ReplicaAnswer.newest(enough);
-                        return newest != null ? Mono.just(newest) : movedAway(key, asked, lease);
-                    })
+            List<Replica> previous = previousOwnersNotAsked(key, asked);
+            Mono<Record> found = counted(answers, asked.count(), "get").mapNotNull(ReplicaAnswer::newest);
+            return (previous.isEmpty() ? found : withPreviousOwners(found, previous, key, asked, lease))
                     .mapNotNull(newest -> {
                         clock.observe(newest.version());
                         return newest.isTombstone() ? null : newest;
@@ -140,25 +139,40 @@ public final class Coordinator {
     }
 
     /**
-     * The key's record on the owners it had before the topology last changed, when its owners now
-     * have none: while records move to their new owners, reads keep finding them. Asked once more
-     * of the owners now when the old ones have none, since a move may have ended meanwhile (a
-     * record leaves its old owner only once its new owners hold it). Replicas that fail are left
-     * out: this is a fallback, not a quorum.
+     * The key's owners before the topology last changed that this read does not ask already: while
+     * records move to their new owners, a write acknowledged before the change may be held by the
+     * old owners alone (the new ones may even hold an older version of it). Every other node when
+     * this node does not know the topology before (it is new, or its volume was empty). Empty
+     * outside the window after a change, and for keys that kept their owners.
      */
-    private Mono<Record> movedAway(byte[] key, Asked asked, MemoryBudget.Lease lease) {
+    private List<Replica> previousOwnersNotAsked(byte[] key, Asked asked) {
+        List<String> before = previousOwners.of(key, asked.count().from());
+        if (before.isEmpty()) {
+            return List.of();
+        }
         Topology current = topology.current();
         List<String> askedNodes = asked.replicas().stream().map(Replica::node).toList();
-        List<Replica> previous = previousOwners.of(key, asked.count().from()).stream()
-                .filter(node -> !askedNodes.contains(node))
-                .map(node -> replicas.replicaOf(node, current))
-                .toList();
-        if (previous.isEmpty()) {
-            return Mono.empty();
-        }
-        return newestOf(previous, key, lease)
-                .switchIfEmpty(Mono.defer(() -> newestOf(asked.replicas(), key, lease)))
-                .doOnNext(found -> metrics.readFromPreviousOwners());
+        return before.stream().filter(node -> !askedNodes.contains(node)).map(node -> replicas.replicaOf(node, current)).toList();
+    }
+
+    /**
+     * The newer of the quorum's answer and the previous owners' (asked in parallel with it), so a
+     * record that has not moved yet is not shadowed by an older copy on its new owners. When
+     * neither has the key, the owners now are asked once more, since a move may have ended
+     * meanwhile (a record leaves its old owner only once its new owners hold it). Previous owners
+     * that fail are left out: this is a fallback, not a quorum.
+     */
+    private Mono<Record> withPreviousOwners(Mono<Record> quorum, List<Replica> previous, byte[] key, Asked asked, MemoryBudget.Lease lease) {
+        Mono<Optional<Record>> before = newestOf(previous, key, lease).map(Optional::of).defaultIfEmpty(Optional.empty());
+        return quorum.map(Optional::of).defaultIfEmpty(Optional.empty())
+                .zipWith(before, (now, old) -> {
+                    if (old.isPresent() && (now.isEmpty() || old.get().version().isNewerThan(now.get().version()))) {
+                        metrics.readFromPreviousOwners();
+                        return old;
+                    }
+                    return now;
+                })
+                .flatMap(found -> found.map(Mono::just).orElseGet(() -> newestOf(asked.replicas(), key, lease)));
     }
 
     private Mono<Record> newestOf(List<Replica> asked, byte[] key, MemoryBudget.Lease lease) {

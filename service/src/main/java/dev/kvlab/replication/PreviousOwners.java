@@ -4,7 +4,7 @@ import java.util.List;
 
 /**
  * Where a key lived before the topology last changed, while its records move to their new owners:
- * a read that finds nothing on the key's owners asks these too.
+ * a read asks these too, and answers the newest record of both.
  */
 @FunctionalInterface
 public interface PreviousOwners {

@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.kvlab.cluster.Ownership;
+import dev.kvlab.replication.HybridLogicalClock;
+import dev.kvlab.storage.LocalStore;
+import dev.kvlab.storage.Record;
 import dev.kvlab.testing.InProcessCluster;
 import dev.kvlab.testing.KvClient;
 import java.net.http.HttpRequest;
@@ -107,6 +110,47 @@ class TopologyChangeTest {
         for (String key : keys) {
             int owner = cluster.nodeUrls().indexOf(three.ownersOf(key.getBytes(StandardCharsets.UTF_8), 1).getFirst());
             assertThat(cluster.holders(key)).as("the nodes that hold %s, written to node 3 at 1/1 after its last pass", key).contains(owner);
+        }
+    }
+
+    /**
+     * A write acknowledged before the list grew may be held by a node that no longer owns the key
+     * while the key's new owners still hold an older version: a read must answer the newer record,
+     * not the quorum of new owners' older one. Handoff is held off so nothing moves meanwhile.
+     */
+    @Test
+    void aReadAfterTheListChangedAnswersTheNewerRecordThatHasNotMovedYet() throws Exception {
+        cluster = InProcessCluster.startResizable(3, 4, Map.of("kvlab.replication.timeout", "500ms",
+                "kvlab.heal.handoff.settle", "10m", "kvlab.heal.repair.interval", "10m"));
+        List<String> three = cluster.nodeUrls();
+        List<String> four = new ArrayList<>(three);
+        four.add(cluster.replicaUrl(3));
+        String key = null;
+        int formerOwner = -1;
+        for (int i = 0; key == null; i++) {
+            List<String> owners = new Ownership(four).ownersOf(("moving-" + i).getBytes(StandardCharsets.UTF_8), 3);
+            for (int node = 0; node < 3; node++) {
+                if (!owners.contains(three.get(node))) {
+                    key = "moving-" + i;
+                    formerOwner = node;
+                }
+            }
+        }
+        assertThat(cluster.client(0).put(key, bytes("older"), "3/3").statusCode()).isEqualTo(201);
+
+        cluster.resize(4);
+        // The newer write reached only the node that no longer owns the key, as when the list
+        // changed before the write reached the others.
+        byte[] newer = "newer".getBytes(StandardCharsets.UTF_8);
+        byte[] array = Record.newValueArray(newer.length);
+        System.arraycopy(newer, 0, array, Record.HEADER_BYTES, newer.length);
+        Record record = Record.value(cluster.bean(formerOwner, HybridLogicalClock.class).now(), 3, array);
+        cluster.bean(formerOwner, LocalStore.class).write(key.getBytes(StandardCharsets.UTF_8), record).block();
+
+        for (int node = 0; node < 4; node++) {
+            var read = cluster.client(node).get(key, "2/3");
+            assertThat(read.statusCode()).isEqualTo(200);
+            assertThat(text(read)).as("%s read through node %d", key, node).isEqualTo("newer");
         }
     }
 
