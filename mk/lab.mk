@@ -51,7 +51,7 @@
 #
 # Every knob of loadtests/lab/defaults.env (its default and what each does) is a make variable
 # here and an option of `python -m lab` (RATE=800 is --rate=800): RATE, DURATION, WARMUP, PHASES
-# (also range, status, and outage: the mixed load with the last node paused for its middle third,
+# (also range, conditional, status, and outage: the mixed load with the last node paused for its middle third,
 # then the wait for the cluster to heal), KEYS, VALUE_SIZE, REPLICAS (ack/from), TOOL (k6 | wrk),
 # EVENTS (cpu,alloc,lock,wall | none), SLO_P99_MS, SEARCH (get | none: the short saturation search
 # after the phases), SEARCH_STEPS, SEARCH_STEP, ..., FAULTS (SCENARIO=faults: kind@at+for,... with

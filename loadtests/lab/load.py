@@ -30,7 +30,7 @@ def log(message: str) -> None:
 class LoadSpec:
     """What one phase sends. rate None means as fast as possible (the fill). Defaults: defaults.env."""
 
-    scenario: str  # fill | put | get | mixed | range | status
+    scenario: str  # fill | put | get | mixed | range | conditional | status
     targets: list[str]
     rate: int | None
     duration_s: int
@@ -55,8 +55,8 @@ class LoadSpec:
     def __post_init__(self) -> None:
         if self.tool not in ("k6", "wrk"):
             raise SystemExit(f"unknown tool {self.tool!r}: k6 or wrk")
-        if self.tool == "wrk" and self.scenario == "mixed":
-            raise SystemExit("the mixed phase runs on k6 only (wrk scripts: fill, put, get, range, status)")
+        if self.tool == "wrk" and self.scenario in ("mixed", "conditional"):
+            raise SystemExit(f"the {self.scenario} phase runs on k6 only (wrk scripts: fill, put, get, range, status)")
 
 
 class FillIncomplete(RuntimeError):

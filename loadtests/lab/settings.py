@@ -100,9 +100,10 @@ class RunConfig:
                 threads=self.threads,
             )
         default_rate = self.range_rate if scenario == "range" else self.rate
-        # wrk has no mixed script (a wrk process sends one kind of request): mixed runs on k6,
-        # unless asked for by name (mixed@wrk), which LoadSpec refuses.
-        tool = tool or ("k6" if scenario == "mixed" else self.tool)
+        # wrk has no mixed or conditional script (a wrk process sends one kind of request, none that
+        # depends on another's answer): they run on k6, unless asked for by name (mixed@wrk), which
+        # LoadSpec refuses.
+        tool = tool or ("k6" if scenario in ("mixed", "conditional") else self.tool)
         return LoadSpec(
             scenario,
             self.targets,

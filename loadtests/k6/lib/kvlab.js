@@ -18,6 +18,7 @@
 //   MAX_ERROR_RATE  threshold on the share of failed requests
 //   SUMMARY_JSON  where handleSummary writes its JSON (summary.json)
 //   RANGE_SIZE    keys per range read (range.js);  READ_SHARE  GETs in mixed.js
+//   (conditional.js: RATE counts read-then-If-Match updates, two requests each)
 // With every knob it uses set in the environment, a script runs without the defaults file.
 import exec from 'k6/execution';
 
@@ -160,7 +161,7 @@ export const PERCENTILES = spectrumPercentiles();
 const TREND_STATS = ['min', 'avg', 'med', 'max', ...PERCENTILES.map((p) => `p(${p})`)];
 
 // Status codes counted separately in the summary (any other code shows up as "other").
-const STATUS_CODES = [0, 200, 201, 202, 400, 404, 405, 408, 413, 429, 500, 502, 503, 504];
+const STATUS_CODES = [0, 200, 201, 202, 304, 400, 404, 405, 408, 412, 413, 429, 500, 502, 503, 504];
 
 /**
  * k6 options for one open-model (constant-arrival-rate) scenario named "main".

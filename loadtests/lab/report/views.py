@@ -259,6 +259,7 @@ def phase_view(
         "dropped": r.get("dropped_iterations"),
         "error_rate": r.get("error_rate", 0.0),
         "statuses": sorted(r.get("status_counts", {}).items()),
+        "conditional": conditional_updates(r),
         "series": [{"name": n, "p": s["percentiles"], "mean": s.get("mean")} for n, s in series(r)],
         # What the SLO is held to: the phase's own series, not a single target's.
         "p99": p99,
@@ -313,3 +314,11 @@ def comparison_rows(run: dict, prev_run: dict) -> list[dict]:
                 }
             )
     return rows
+
+
+def conditional_updates(result: dict) -> dict | None:
+    """A conditional phase's updates made and refused with 412 (k6/conditional.js); None for others."""
+    if "conditional_updates" not in result:
+        return None
+    return {"updates": result["conditional_updates"], "conflicts": result.get("conditional_conflicts", 0),
+            "share": result.get("conflict_share", 0.0)}

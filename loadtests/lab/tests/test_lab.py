@@ -497,6 +497,62 @@ class FakeExecutor:
         pass
 
 
+class ConditionalPhaseTest(unittest.TestCase):
+    """The conditional-updates phase: k6/conditional.js, on k6 whatever --tool says, its 412s shown
+    in the report as refused updates, not as failures."""
+
+    def test_make_lab_phases_fill_conditional_runs_the_conditional_script_on_k6(self):
+        executor = FakeExecutor()
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg = settings.RunConfig(
+                targets=["http://127.0.0.1:1"], pids=[], phases=["fill", "conditional"], duration_s=30,
+                warmup_s=20, events=[], reports_dir=Path(tmp), tool="wrk",
+            )
+            with mock.patch.object(runrecord.Run, "finish", lambda run: run.dir):
+                phase_scenario.run_phases(cfg, executor)
+        self.assertEqual(
+            [(label, spec.scenario, spec.tool) for label, spec in executor.specs],
+            [("fill", "fill", "k6"), ("warm-up conditional", "conditional", "k6"),
+             ("warm-up conditional on new connections", "conditional", "k6"), ("conditional", "conditional", "k6")],
+        )
+        spec = executor.specs[-1][1]
+        with tempfile.TemporaryDirectory() as tmp:
+            (command,) = load.commands(spec, Path(tmp))
+        script = Path(command.argv[-1])
+        self.assertEqual("conditional.js", script.name)
+        self.assertTrue(script.is_file())
+        self.assertIn("If-Match", script.read_text())
+        self.assertEqual(str(spec.rate), command.env["RATE"])
+
+    def test_wrk_cannot_send_conditional_updates(self):
+        with self.assertRaises(SystemExit):
+            phase_scenario.phase_spec("conditional@wrk")
+        with self.assertRaises(SystemExit):
+            load.LoadSpec("conditional", ["http://a"], 100, 5, tool="wrk")
+        self.assertEqual(("conditional", None), phase_scenario.phase_spec("conditional"))
+
+    def test_the_report_shows_the_updates_and_the_412s_apart_from_failures(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            run_dir = write_run(Path(tmp), "20260103-000000-test", 1.0)
+            doc = json.loads((run_dir / "run.json").read_text())
+            conditional = phase("conditional", 1.0, 200, False)
+            conditional["dir"] = "phases/02-conditional"
+            conditional["result"] |= {
+                "requests": 4000, "error_rate": 0.0, "status_counts": {"200": 2000, "201": 1900, "412": 100},
+                "latency": {"all": latency(1.0), "get": latency(0.5), "conditional_put": latency(1.5)},
+                "conditional_updates": 1900, "conditional_conflicts": 100, "conflict_share": 0.05,
+            }
+            doc["phases"].append(conditional)
+            (run_dir / "run.json").write_text(json.dumps(doc))
+            md = report.generate(run_dir)[0].read_text()
+        section = md[md.index("### conditional"):]
+        self.assertIn("412: 100", section)
+        self.assertIn("1 900 made, 100 refused with 412 (5.00%)", section)
+        self.assertIn("failed 0.000%", section)
+        self.assertIn("conditional_put", section)
+        self.assertNotIn("refused with 412", md[:md.index("### conditional")], "only the conditional phase says so")
+
+
 class WarmUpTest(unittest.TestCase):
     def run_with(self, phases: list[str], warmup_s: int = 60) -> list:
         executor = FakeExecutor()

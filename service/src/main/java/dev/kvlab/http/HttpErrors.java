@@ -1,6 +1,7 @@
 package dev.kvlab.http;
 
 import dev.kvlab.memory.OverBudgetException;
+import dev.kvlab.replication.ClockBehindException;
 import dev.kvlab.replication.NotEnoughReplicasException;
 import dev.kvlab.replication.UnsatisfiableReplicasException;
 import dev.kvlab.replication.VersionTooFarAheadException;
@@ -58,6 +59,8 @@ public final class HttpErrors {
             case OverBudgetException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
             case TooManyStreamsException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
             case ConflictException e -> NettyResponses.plain(response, HttpResponseStatus.CONFLICT, e.getMessage());
+            case PreconditionFailedException e -> NettyResponses.plain(response, HttpResponseStatus.PRECONDITION_FAILED, e.getMessage());
+            case ClockBehindException e -> NettyResponses.plain(response, HttpResponseStatus.SERVICE_UNAVAILABLE, e.getMessage());
             case StorageFullException e -> NettyResponses.plain(response, HttpResponseStatus.INSUFFICIENT_STORAGE, e.getMessage());
             default -> {
                 log.error("{} {} failed", request.method(), request.fullPath(), error);

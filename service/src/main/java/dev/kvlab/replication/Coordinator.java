@@ -5,6 +5,7 @@ import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
+import dev.kvlab.storage.Version;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -61,6 +62,15 @@ public final class Coordinator {
      * releases its own share once it has sent the answer.
      */
     public Mono<Record> get(byte[] key, ReplicaCount requested, MemoryBudget.Lease lease) {
+        return newest(key, requested, lease).filter(newest -> !newest.isTombstone());
+    }
+
+    /**
+     * Like {@link #get}, with a tombstone when the key's newest record is one: the read of a
+     * conditional write, whose own version must come after whatever the read found
+     * ({@link #putAfter}, {@link #deleteAfter}).
+     */
+    public Mono<Record> newest(byte[] key, ReplicaCount requested, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
             Asked asked = ask(key, requested);
             lease.share();
@@ -85,10 +95,7 @@ public final class Coordinator {
             List<Replica> previous = previousOwnersNotAsked(key, asked);
             Mono<Record> found = counted(answers, asked.count(), "get").mapNotNull(ReplicaAnswer::newest);
             return (previous.isEmpty() ? found : withPreviousOwners(found, previous, key, asked, lease))
-                    .mapNotNull(newest -> {
-                        clock.observe(newest.version());
-                        return newest.isTombstone() ? null : newest;
-                    });
+                    .doOnNext(newest -> clock.observe(newest.version()));
         });
     }
 
@@ -111,6 +118,42 @@ public final class Coordinator {
             ReplicaCount count = countOf(requested);
             return write(key, Record.tombstone(clock.now(), count.from()), count, "delete", null);
         });
+    }
+
+    /**
+     * {@link #put}, under a version newer than {@code after} (the version a conditional write's
+     * read found; null when it found none), which it answers with.
+     *
+     * @throws ClockBehindException when this node's clock cannot give such a version
+     */
+    public Mono<Version> putAfter(byte[] key, byte[] valueArray, ReplicaCount requested, MemoryBudget.Lease lease, Version after) {
+        return Mono.defer(() -> {
+            ReplicaCount count = countOf(requested);
+            Version version = versionAfter(after);
+            return write(key, Record.value(version, count.from(), valueArray), count, "put", lease).thenReturn(version);
+        });
+    }
+
+    /** {@link #delete}, under a version newer than {@code after}, like {@link #putAfter}. */
+    public Mono<Version> deleteAfter(byte[] key, ReplicaCount requested, Version after) {
+        return Mono.defer(() -> {
+            ReplicaCount count = countOf(requested);
+            Version version = versionAfter(after);
+            return write(key, Record.tombstone(version, count.from()), count, "delete", null).thenReturn(version);
+        });
+    }
+
+    /**
+     * A new version after {@code after}. The clock has observed {@code after} in {@link #newest},
+     * unless it was further ahead of this node's clock than the cluster tolerates: then a write
+     * made now would lose to it, and is refused instead of being answered as done.
+     */
+    private Version versionAfter(Version after) {
+        Version version = clock.now();
+        if (after != null && !version.isNewerThan(after)) {
+            throw new ClockBehindException(after, version);
+        }
+        return version;
     }
 
     private Mono<Void> write(byte[] key, Record record, ReplicaCount requested, String operation, MemoryBudget.Lease lease) {
