@@ -53,6 +53,8 @@ class RunConfig:
     replicas: str = defaults.text("REPLICAS")
     read_share: float = defaults.number("READ_SHARE")
     range_size: int = defaults.integer("RANGE_SIZE")
+    multiget_rate: int = defaults.integer("MULTIGET_RATE")
+    multiget_size: int = defaults.integer("MULTIGET_SIZE")
     tool: str = defaults.text("TOOL")
     vus: int = defaults.integer("VUS")
     max_vus: int = defaults.integer("MAX_VUS")
@@ -99,10 +101,10 @@ class RunConfig:
                 connections=self.connections,
                 threads=self.threads,
             )
-        default_rate = self.range_rate if scenario == "range" else self.rate
-        # wrk has no mixed script (a wrk process sends one kind of request): mixed runs on k6,
-        # unless asked for by name (mixed@wrk), which LoadSpec refuses.
-        tool = tool or ("k6" if scenario == "mixed" else self.tool)
+        default_rate = {"range": self.range_rate, "multiget": self.multiget_rate}.get(scenario, self.rate)
+        # wrk has no mixed or multiget script: they run on k6, unless asked for by name
+        # (mixed@wrk), which LoadSpec refuses.
+        tool = tool or ("k6" if scenario in ("mixed", "multiget") else self.tool)
         return LoadSpec(
             scenario,
             self.targets,
@@ -114,6 +116,7 @@ class RunConfig:
             replicas=self.replicas,
             read_share=self.read_share,
             range_size=self.range_size,
+            multiget_size=self.multiget_size,
             tool=tool,
             vus=self.vus,
             max_vus=self.max_vus,

@@ -14,7 +14,7 @@ from ..warmup import reconnect, warm_up, warmed_by
 from .saturation import add_search_options, saturation_of, search
 from .scenario import Scenario
 
-PHASES = ("fill", "put", "get", "mixed", "range", "status", "outage")
+PHASES = ("fill", "put", "get", "mixed", "range", "multiget", "status", "outage")
 # The outage phase: the mixed load, during which the last node is frozen for the middle third.
 OUTAGE_SCENARIO = "mixed"
 
@@ -29,7 +29,7 @@ def phase_spec(text: str) -> tuple[str, str | None]:
         raise SystemExit(f"unknown phase {text!r}: {', '.join(PHASES)}, optionally @k6 or @wrk")
     if tool and tool not in ("k6", "wrk"):
         raise SystemExit(f"unknown tool in phase {text!r}: @k6 or @wrk")
-    if tool == "wrk" and scenario in ("fill", "mixed"):
+    if tool == "wrk" and scenario in ("fill", "mixed", "multiget"):
         # wrk's fill (loadtests/wrk2/fill.lua) marks its end in files on this machine, which a load
         # generator in Kubernetes cannot: only the scale benchmark, on a node of its own, uses it.
         raise SystemExit(f"phase {text!r}: the {scenario} phase runs on k6 only")
