@@ -3,19 +3,20 @@
 # keys against the same keys fetched by single GETs. Starts ONE node of its own (-Xmx512m) on PORT,
 # fills KEYS keys of VALUE_SIZE bytes (k6 fill.js), then for each mode (get, multiget) a warm-up of
 # WARMUP and a measured run of DURATION with VUS closed-model users (multiget.js). For each run: the
-# keys asked for, the node's CPU time (utime+stime of /proc/PID/stat over the run), keys/s and keys
+# keys answered, the node's CPU time (utime+stime of /proc/PID/stat over the run), keys/s and keys
 # per CPU-second of the node. The load generator shares the machine: compare keys per CPU-second,
 # not keys/s alone. Stops the node at the end; the data directory is a temporary one.
 #
-#   PORT=23000 KEYS=100000 VALUE_SIZE=1024 MULTIGET_SIZE=100 VUS=16 DURATION=30s loadtests/bench/multiget.sh
+#   PORT=23005 KEYS=50000 VALUE_SIZE=1024 MULTIGET_SIZE=100 VUS=8 DURATION=30s loadtests/bench/multiget.sh
 #   (build the jar first: make build)
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-PORT=${PORT:-23000}
-KEYS=${KEYS:-100000}
+PORT=${PORT:-23005}
+KEYS=${KEYS:-50000}
 VALUE_SIZE=${VALUE_SIZE:-1024}
 MULTIGET_SIZE=${MULTIGET_SIZE:-100}
-VUS=${VUS:-16}
+# At most kvlab.api.multi-key.max-concurrent-requests (8) multi-gets at once: more get 503.
+VUS=${VUS:-8}
 DURATION=${DURATION:-30s}
 WARMUP=${WARMUP:-20s}
 JAVA=${JAVA:-${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java}
