@@ -30,7 +30,7 @@ def log(message: str) -> None:
 class LoadSpec:
     """What one phase sends. rate None means as fast as possible (the fill). Defaults: defaults.env."""
 
-    scenario: str  # fill | put | get | mixed | range | conditional | status
+    scenario: str  # fill | put | get | mixed | range | conditional | multiget | status
     targets: list[str]
     rate: int | None
     duration_s: int
@@ -39,6 +39,7 @@ class LoadSpec:
     replicas: str = defaults.text("REPLICAS")
     read_share: float = defaults.number("READ_SHARE")
     range_size: int = defaults.integer("RANGE_SIZE")
+    multiget_size: int = defaults.integer("MULTIGET_SIZE")
     tool: str = defaults.text("TOOL")  # k6 | wrk
     vus: int = defaults.integer("VUS")  # k6: VUs allocated at start = keep-alive connections per target
     max_vus: int = defaults.integer("MAX_VUS")
@@ -55,7 +56,7 @@ class LoadSpec:
     def __post_init__(self) -> None:
         if self.tool not in ("k6", "wrk"):
             raise SystemExit(f"unknown tool {self.tool!r}: k6 or wrk")
-        if self.tool == "wrk" and self.scenario in ("mixed", "conditional"):
+        if self.tool == "wrk" and self.scenario in ("mixed", "conditional", "multiget"):
             raise SystemExit(f"the {self.scenario} phase runs on k6 only (wrk scripts: fill, put, get, range, status)")
 
 
@@ -94,6 +95,8 @@ def workload_env(spec: LoadSpec) -> dict[str, str]:
         env["REPLICAS"] = spec.replicas
     if spec.scenario == "range":
         env["RANGE_SIZE"] = str(spec.range_size)
+    if spec.scenario == "multiget":
+        env["MULTIGET_SIZE"] = str(spec.multiget_size)
     if spec.scenario == "fill" and spec.key_start:
         env["FILL_START"] = str(spec.key_start)
     return env

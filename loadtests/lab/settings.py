@@ -53,6 +53,8 @@ class RunConfig:
     replicas: str = defaults.text("REPLICAS")
     read_share: float = defaults.number("READ_SHARE")
     range_size: int = defaults.integer("RANGE_SIZE")
+    multiget_rate: int = defaults.integer("MULTIGET_RATE")
+    multiget_size: int = defaults.integer("MULTIGET_SIZE")
     tool: str = defaults.text("TOOL")
     vus: int = defaults.integer("VUS")
     max_vus: int = defaults.integer("MAX_VUS")
@@ -99,11 +101,11 @@ class RunConfig:
                 connections=self.connections,
                 threads=self.threads,
             )
-        default_rate = self.range_rate if scenario == "range" else self.rate
-        # wrk has no mixed or conditional script (a wrk process sends one kind of request, none that
-        # depends on another's answer): they run on k6, unless asked for by name (mixed@wrk), which
-        # LoadSpec refuses.
-        tool = tool or ("k6" if scenario in ("mixed", "conditional") else self.tool)
+        default_rate = {"range": self.range_rate, "multiget": self.multiget_rate}.get(scenario, self.rate)
+        # wrk has no mixed, conditional or multiget script (a wrk process sends one kind of request,
+        # none that depends on another's answer): they run on k6, unless asked for by name
+        # (mixed@wrk), which LoadSpec refuses.
+        tool = tool or ("k6" if scenario in ("mixed", "conditional", "multiget") else self.tool)
         return LoadSpec(
             scenario,
             self.targets,
@@ -115,6 +117,7 @@ class RunConfig:
             replicas=self.replicas,
             read_share=self.read_share,
             range_size=self.range_size,
+            multiget_size=self.multiget_size,
             tool=tool,
             vus=self.vus,
             max_vus=self.max_vus,

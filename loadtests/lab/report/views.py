@@ -255,6 +255,9 @@ def phase_view(
         "achieved": r.get("achieved_rate"),
         "achieved_share": r["achieved_rate"] / requested if requested and r.get("achieved_rate") is not None else None,
         "duration_s": r.get("duration_s"),
+        # A request that carries many keys (the multi-get): the keys it asked for, and per second.
+        "keys_per_request": r.get("keys_per_request"),
+        "keys_rate": r.get("keys_rate"),
         "requests": r.get("requests"),
         "dropped": r.get("dropped_iterations"),
         "error_rate": r.get("error_rate", 0.0),

@@ -19,14 +19,14 @@ from ..settings import RunConfig, Saturation
 from ..warmup import warm_up
 from .scenario import Scenario
 
-SEARCHES = ["get", "put", "mixed", "range", "status"]
+SEARCHES = ["get", "put", "mixed", "range", "multiget", "status"]
 
 
 def run_saturation(cfg: RunConfig, sat: Saturation, executor: Executor | None = None) -> Path:
     """A saturation search alone: the fill (for reads), a warm-up, the steps, each profiled."""
     with checked(cfg, executor) as executor:
         run = Run(cfg, "saturation", {"saturation": asdict(sat)}, executor=executor)
-        if sat.fill and sat.scenario in ("get", "mixed", "range"):
+        if sat.fill and sat.scenario in ("get", "mixed", "range", "multiget"):
             run.phase(cfg.spec("fill"), "fill", [])
         warm_up(run, cfg.spec(sat.scenario, sat.start_rate), f"{sat.scenario}@{sat.start_rate}")
         search(run, sat, cfg.events)

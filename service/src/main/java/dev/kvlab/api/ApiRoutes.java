@@ -2,6 +2,7 @@ package dev.kvlab.api;
 
 import static org.springframework.web.reactive.function.server.RequestPredicates.path;
 
+import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.http.ChunkedStream;
 import dev.kvlab.http.NettyResponses;
 import dev.kvlab.http.StreamAdmission;
@@ -45,6 +46,8 @@ public class ApiRoutes {
         return RouterFunctions.route()
                 .route(path(EntityHandler.PATH), methodNotAllowed("GET, HEAD, PUT, DELETE"))
                 .route(path(RangeHandler.PATH), methodNotAllowed("GET"))
+                .route(path(MultiGetHandler.PATH), methodNotAllowed("POST"))
+                .route(path(BatchHandler.PATH), methodNotAllowed("POST"))
                 .route(path(STATUS_PATH), methodNotAllowed("GET, HEAD"))
                 .build();
     }
@@ -55,14 +58,22 @@ public class ApiRoutes {
      * ({@link RangeHandler}).
      */
     @Bean
-    NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, MemoryBudget budget, RequestMetrics metrics) {
+    NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, MemoryBudget budget, RequestMetrics metrics,
+                                       TopologyProvider topology, MultiKeyProperties multiKey) {
         EntityHandler entity = new EntityHandler(coordinator, budget, new ValueReader(properties.maxValueSize(), budget), metrics);
         StreamAdmission ranges = new StreamAdmission(properties.maxConcurrentRanges(), ChunkedStream.reservation(properties.largestEntry()),
                 budget, "ranges (kvlab.api.max-concurrent-ranges)");
         RangeHandler range = new RangeHandler(coordinator, ranges, metrics);
+        MultiGetHandler multiGet = new MultiGetHandler(coordinator, topology, budget, new StreamAdmission(multiKey.maxConcurrentRequests(),
+                ChunkedStream.reservation(properties.largestEntry()), budget, "multi-gets (kvlab.api.multi-key.max-concurrent-requests)"), multiKey, metrics);
+        BatchHandler batch = new BatchHandler(coordinator, topology, budget, new StreamAdmission(multiKey.maxConcurrentRequests(),
+                ChunkedStream.reservation(BatchHandler.LARGEST_RESULT), budget, "batches (kvlab.api.multi-key.max-concurrent-requests)"),
+                multiKey, properties.maxValueSize().toBytes(), metrics);
         return routes -> {
             entity.addTo(routes);
             range.addTo(routes);
+            multiGet.addTo(routes);
+            batch.addTo(routes);
             // Constant on purpose: it answers as soon as the node serves, and it is the no-op
             // baseline the hot-path benchmark compares the store's routes with, on the same stack.
             return routes.get(STATUS_PATH, ApiRoutes::status).head(STATUS_PATH, ApiRoutes::status);

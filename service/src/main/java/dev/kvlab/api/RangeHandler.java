@@ -57,7 +57,8 @@ final class RangeHandler {
         });
     }
 
-    private static List<MediaType> accepted(HttpServerRequest request) {
+    /** The media types the client accepts; an unreadable Accept header counts as none. */
+    static List<MediaType> accepted(HttpServerRequest request) {
         try {
             return MediaType.parseMediaTypes(request.requestHeaders().getAll(HttpHeaderNames.ACCEPT));
         } catch (InvalidMediaTypeException unreadable) {

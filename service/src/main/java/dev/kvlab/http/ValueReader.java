@@ -30,11 +30,21 @@ public final class ValueReader {
     private final long limit;
     private final DataSize limitSize;
     private final MemoryBudget budget;
+    /** What the body is and the setting that limits it, for the 413's message. */
+    private final String what;
+    private final String setting;
 
     public ValueReader(DataSize limit, MemoryBudget budget) {
+        this(limit, budget, "the value", "kvlab.api.max-value-size");
+    }
+
+    /** A reader of bodies other than a PUT's value, such as a list of keys, whose 413 names {@code what} and {@code setting}. */
+    public ValueReader(DataSize limit, MemoryBudget budget, String what, String setting) {
         this.limit = limit.toBytes();
         this.limitSize = limit;
         this.budget = budget;
+        this.what = what;
+        this.setting = setting;
     }
 
     /**
@@ -45,7 +55,7 @@ public final class ValueReader {
     public <T> Mono<T> read(HttpServerRequest request, BiFunction<byte[], MemoryBudget.Lease, Mono<T>> use) {
         long declared = declaredLength(request);
         if (declared > 2 * limit) {
-            return Mono.error(new PayloadTooLargeException(limitSize));
+            return Mono.error(new PayloadTooLargeException(what, limitSize, setting));
         }
         return Mono.using(budget::lease, lease -> {
             Value value = new Value(declared, lease);
@@ -87,7 +97,7 @@ public final class ValueReader {
                 // Over the limit: drop it all, and stop reading at twice the limit.
                 drop();
                 if (received > 2 * limit) {
-                    throw new PayloadTooLargeException(limitSize);
+                    throw new PayloadTooLargeException(what, limitSize, setting);
                 }
                 return;
             }
@@ -114,7 +124,7 @@ public final class ValueReader {
 
         byte[] array() {
             if (received > limit) {
-                throw new PayloadTooLargeException(limitSize);
+                throw new PayloadTooLargeException(what, limitSize, setting);
             }
             if (dropped) {
                 throw new OverBudgetException(budget.limit());

@@ -1,0 +1,190 @@
+package dev.kvlab.api;
+
+import static dev.kvlab.testing.KvClient.text;
+import static dev.kvlab.testing.MultiKeyRequests.NDJSON;
+import static dev.kvlab.testing.MultiKeyRequests.base64;
+import static dev.kvlab.testing.MultiKeyRequests.batch;
+import static dev.kvlab.testing.MultiKeyRequests.chunks;
+import static dev.kvlab.testing.MultiKeyRequests.deleteOp;
+import static dev.kvlab.testing.MultiKeyRequests.keys;
+import static dev.kvlab.testing.MultiKeyRequests.lines;
+import static dev.kvlab.testing.MultiKeyRequests.post;
+import static dev.kvlab.testing.MultiKeyRequests.putOp;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvlab.testing.KvClient;
+import dev.kvlab.testing.RawHttp;
+import java.net.http.HttpRequest.BodyPublishers;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.List;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+
+/** The multi-get and the batch of writes on a cluster of one, with small limits to reach them. */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"kvlab.api.multi-key.max-keys=50", "kvlab.api.multi-key.max-batch-ops=20", "kvlab.api.max-value-size=1KB"})
+class MultiKeyApiTest {
+
+    @DynamicPropertySource
+    static void storage(DynamicPropertyRegistry registry) throws Exception {
+        var dir = Files.createTempDirectory("kvlab-multikey-test");
+        registry.add("kvlab.storage.dir", dir::toString);
+    }
+
+    @LocalServerPort
+    int port;
+
+    KvClient client;
+
+    @BeforeEach
+    void client() {
+        client = KvClient.onPort(port);
+    }
+
+    @Test
+    void multiGetAnswersTheFoundKeysInTheOrderAskedOneChunkEachAndLeavesOutAbsentOnes() throws Exception {
+        client.put("mg-a", "1");
+        client.put("mg-b", "2");
+        client.put("mg-c", "3");
+        client.delete("mg-c");
+
+        RawHttp.Response response = post(port, "/v0/entities/get", keys("mg-c", "mg-b", "mg-none", "mg-a", "mg-b"));
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(response.headers()).containsEntry("transfer-encoding", "chunked");
+        assertThat(chunks(response)).as("in the order asked, a duplicate answered each time, deleted and absent keys left out")
+                .containsExactly("mg-b\n2", "mg-a\n1", "mg-b\n2");
+    }
+
+    @Test
+    void multiGetInNdjsonCarriesEachKeysStatus() throws Exception {
+        client.put("mgj-1", new byte[] {0, 1, 2});
+        client.put("mgj-2", new byte[0]);
+
+        RawHttp.Response response = post(port, "/v0/entities/get", keys("mgj-2", "mgj-missing", "mgj-1"), NDJSON);
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(response.headers().get("content-type")).startsWith("application/x-ndjson");
+        assertThat(lines(response)).containsExactly(
+                "{\"key\":\"" + base64("mgj-2") + "\",\"status\":200,\"value\":\"\"}",
+                "{\"key\":\"" + base64("mgj-missing") + "\",\"status\":404}",
+                "{\"key\":\"" + base64("mgj-1") + "\",\"status\":200,\"value\":\"" + Base64.getEncoder().encodeToString(new byte[] {0, 1, 2}) + "\"}");
+    }
+
+    @Test
+    void multiGetKeysAreTheLinesBytesExactly() throws Exception {
+        client.put("mg-é €", "utf8");
+        client.put("mg-cr\r", "cr");
+
+        RawHttp.Response response = post(port, "/v0/entities/get", "mg-é €\nmg-cr\r\nmg-cr".getBytes(StandardCharsets.UTF_8));
+
+        assertThat(chunks(response)).containsExactly("mg-é €\nutf8", "mg-cr\r\ncr");
+    }
+
+    @Test
+    void badMultiGetsAre400AndTooManyKeysAre413() throws Exception {
+        assertStatus(post(port, "/v0/entities/get", new byte[0]), 400, "no keys");
+        assertStatus(post(port, "/v0/entities/get", "\n".getBytes()), 400, "no keys");
+        assertStatus(post(port, "/v0/entities/get", "a\n\nb\n".getBytes()), 400, "line 2 of the body is empty");
+        assertStatus(post(port, "/v0/entities/get", ("a\n" + "k".repeat(1025) + "\n").getBytes()), 400, "line 2", "1025 bytes");
+        assertStatus(post(port, "/v0/entities/get?replicas=2/2", keys("a")), 400, "cluster has 1 node");
+        assertStatus(post(port, "/v0/entities/get?replicas=2/1", keys("a")), 400, "ack must not be greater than from");
+
+        List<String> fifty = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            fifty.add("many-" + i);
+        }
+        assertThat(post(port, "/v0/entities/get", keys(fifty.toArray(String[]::new))).status()).as("the limit itself").isEqualTo(200);
+        fifty.add("one-more");
+        assertStatus(post(port, "/v0/entities/get", keys(fifty.toArray(String[]::new))), 413, "more than 50 keys", "kvlab.api.multi-key.max-keys");
+        byte[] longBody = ("k".repeat(1024) + "\n").repeat(60).getBytes();
+        assertStatus(post(port, "/v0/entities/get", longBody), 413, "the list of keys is larger than the limit of 51250 bytes");
+    }
+
+    @Test
+    void aBatchAppliesEachOperationAndAnswersEachInOrder() throws Exception {
+        client.put("batch-old", "old");
+
+        RawHttp.Response response = post(port, "/v0/entities/batch", batch(
+                putOp("batch-1", "one".getBytes()),
+                deleteOp("batch-old"),
+                putOp("batch-2", new byte[] {(byte) 0xFF, 0}),
+                putOp("batch-1", "one again".getBytes())));
+
+        assertThat(response.status()).isEqualTo(200);
+        assertThat(response.headers().get("content-type")).startsWith("application/x-ndjson");
+        assertThat(lines(response)).containsExactly(
+                "{\"key\":\"" + base64("batch-1") + "\",\"status\":201}",
+                "{\"key\":\"" + base64("batch-old") + "\",\"status\":202}",
+                "{\"key\":\"" + base64("batch-2") + "\",\"status\":201}",
+                "{\"key\":\"" + base64("batch-1") + "\",\"status\":201}");
+        assertThat(text(client.get("batch-1"))).as("a later operation on the same key wins").isEqualTo("one again");
+        assertThat(client.get("batch-2").body()).containsExactly(0xFF, 0);
+        assertThat(client.get("batch-old").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void aMalformedBatchIs400AndChangesNothing() throws Exception {
+        client.put("untouched", "before");
+        List<String> bad = List.of(
+                "{\"op\":\"put\",\"key\":\"" + base64("untouched") + "\"}",
+                "{\"op\":\"upsert\",\"key\":\"" + base64("untouched") + "\",\"value\":\"\"}",
+                "{\"op\":\"put\",\"key\":\"not base64!\",\"value\":\"\"}",
+                "{\"op\":\"put\",\"key\":\"\",\"value\":\"\"}",
+                "{\"op\":\"delete\",\"key\":\"" + base64("untouched") + "\",\"value\":\"\"}",
+                "{\"op\":\"delete\",\"key\":\"" + base64("untouched") + "\",\"ttl\":3}",
+                "[\"put\"]",
+                "{\"op\":\"put\",\"key\":\"" + base64("untouched") + "\"",
+                "");
+        for (String line : bad) {
+            RawHttp.Response response = post(port, "/v0/entities/batch",
+                    batch(putOp("applied-too-soon", "x".getBytes()), deleteOp("untouched"), line, putOp("after", "y".getBytes())));
+            assertStatus(response, 400, "line 3 of the batch");
+        }
+        assertStatus(post(port, "/v0/entities/batch", new byte[0]), 400, "no operations");
+        assertThat(text(client.get("untouched"))).isEqualTo("before");
+        assertThat(client.get("applied-too-soon").statusCode()).isEqualTo(404);
+        assertThat(client.get("after").statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void aBatchOverItsLimitsIs413AndChangesNothing() throws Exception {
+        String[] ops = new String[21];
+        for (int i = 0; i < ops.length; i++) {
+            ops[i] = putOp("too-many-" + i, "v".getBytes());
+        }
+        assertStatus(post(port, "/v0/entities/batch", batch(ops)), 413, "more than 20 operations", "kvlab.api.multi-key.max-batch-ops");
+        assertStatus(post(port, "/v0/entities/batch", batch(putOp("too-large-0", "v".getBytes()), putOp("too-large", new byte[1025]))),
+                413, "line 2", "kvlab.api.max-value-size");
+        assertThat(client.get("too-many-0").statusCode()).isEqualTo(404);
+        assertThat(client.get("too-large-0").statusCode()).isEqualTo(404);
+
+        assertThat(post(port, "/v0/entities/batch", batch(putOp("largest", new byte[1024]))).status()).isEqualTo(200);
+        assertThat(client.get("largest").body()).hasSize(1024);
+    }
+
+    @Test
+    void otherMethodsOnTheNewPathsAre405() {
+        for (String path : List.of("/v0/entities/get", "/v0/entities/batch")) {
+            for (String method : List.of("GET", "PUT", "DELETE")) {
+                HttpResponse<byte[]> response = client.send(method, path, BodyPublishers.noBody());
+                assertThat(response.statusCode()).as(method + " " + path).isEqualTo(405);
+                assertThat(response.headers().firstValue("allow")).hasValue("POST");
+            }
+        }
+    }
+
+    private static void assertStatus(RawHttp.Response response, int status, String... message) {
+        String body = new String(response.body(), StandardCharsets.UTF_8);
+        assertThat(response.status()).as(body).isEqualTo(status);
+        assertThat(body).contains(message);
+    }
+}
