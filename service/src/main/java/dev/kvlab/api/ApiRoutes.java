@@ -7,6 +7,7 @@ import dev.kvlab.http.NettyResponses;
 import dev.kvlab.http.StreamAdmission;
 import dev.kvlab.http.ValueReader;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.storage.ExpiryProperties;
 import dev.kvlab.replication.Coordinator;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -55,8 +56,10 @@ public class ApiRoutes {
      * ({@link RangeHandler}).
      */
     @Bean
-    NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, MemoryBudget budget, RequestMetrics metrics) {
-        EntityHandler entity = new EntityHandler(coordinator, budget, new ValueReader(properties.maxValueSize(), budget), metrics);
+    NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, MemoryBudget budget, RequestMetrics metrics,
+                                       ExpiryProperties expiry) {
+        EntityHandler entity = new EntityHandler(coordinator, budget, new ValueReader(properties.maxValueSize(), budget), metrics,
+                expiry.maxTtl());
         StreamAdmission ranges = new StreamAdmission(properties.maxConcurrentRanges(), ChunkedStream.reservation(properties.largestEntry()),
                 budget, "ranges (kvlab.api.max-concurrent-ranges)");
         RangeHandler range = new RangeHandler(coordinator, ranges, metrics);

@@ -12,6 +12,7 @@ import dev.kvlab.storage.Record;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.time.Duration;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
@@ -34,12 +35,15 @@ final class EntityHandler {
     private final MemoryBudget budget;
     private final ValueReader values;
     private final RequestMetrics metrics;
+    /** The longest {@code ttl} a PUT may ask for. */
+    private final Duration maxTtl;
 
-    EntityHandler(Coordinator coordinator, MemoryBudget budget, ValueReader values, RequestMetrics metrics) {
+    EntityHandler(Coordinator coordinator, MemoryBudget budget, ValueReader values, RequestMetrics metrics, Duration maxTtl) {
         this.coordinator = coordinator;
         this.budget = budget;
         this.values = values;
         this.metrics = metrics;
+        this.maxTtl = maxTtl;
     }
 
     HttpServerRoutes addTo(HttpServerRoutes routes) {
@@ -52,6 +56,7 @@ final class EntityHandler {
     /** The replicas' answers are held on the node's budget until the value is written out (and the coordinator is done with them). */
     private Mono<Void> get(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
+        RequestParameters.noTtl(asked.query(), "GET");
         // Choose the answer first, then send it: a sent answer completes empty, so a
         // switchIfEmpty after the send would answer a second time.
         return Mono.usingWhen(Mono.fromSupplier(budget::lease), lease -> coordinator.get(asked.key(), asked.replicas(), lease)
@@ -69,24 +74,29 @@ final class EntityHandler {
                 .then();
     }
 
+    /** A PUT with {@code ttl} reads its value behind the longer header of an expiring record. */
     private Mono<Void> put(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
-        return values.read(request, (value, lease) -> coordinator.put(asked.key(), value, asked.replicas(), lease))
-                .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
+        Duration ttl = RequestParameters.ttl(asked.query(), maxTtl);
+        Mono<Void> stored = ttl == null
+                ? values.read(request, (value, lease) -> coordinator.put(asked.key(), value, asked.replicas(), lease))
+                : values.read(request, Record.headerBytes(true), (value, lease) -> coordinator.put(asked.key(), value, asked.replicas(), ttl, lease));
+        return stored.then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
     }
 
     private Mono<Void> delete(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
+        RequestParameters.noTtl(asked.query(), "DELETE");
         return coordinator.delete(asked.key(), asked.replicas())
                 .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.ACCEPTED)));
     }
 
-    /** The {@code id} and {@code replicas} of a request; a bad one is a {@link BadRequestException}. */
-    private record KeyAndReplicas(byte[] key, ReplicaCount replicas) {
+    /** The {@code id} and {@code replicas} of a request, and its query; a bad one is a {@link BadRequestException}. */
+    private record KeyAndReplicas(byte[] key, ReplicaCount replicas, QueryParameters query) {
 
         static KeyAndReplicas of(HttpServerRequest request) {
             QueryParameters query = QueryParameters.ofTarget(request.uri());
-            return new KeyAndReplicas(RequestParameters.requiredKey(query, "id"), RequestParameters.replicas(query));
+            return new KeyAndReplicas(RequestParameters.requiredKey(query, "id"), RequestParameters.replicas(query), query);
         }
     }
 }

@@ -55,12 +55,12 @@ public final class ReplicaBatch {
 
     /** The bytes of the largest call there can be: a write of the longest key and the largest value. */
     public static long largestCallBytes(int maxKeyLength, long maxValueLength) {
-        return 9L + maxKeyLength + Record.HEADER_BYTES + maxValueLength;
+        return 9L + maxKeyLength + Record.MAX_HEADER_BYTES + maxValueLength;
     }
 
     /** The bytes of the largest answer there can be: a read that found the largest value. */
     static long largestAnswerBytes(long maxValueLength) {
-        return 5L + Record.HEADER_BYTES + maxValueLength;
+        return 5L + Record.MAX_HEADER_BYTES + maxValueLength;
     }
 
     public static byte[] encodeCalls(List<StoreOp> ops) {
@@ -216,7 +216,7 @@ public final class ReplicaBatch {
     }
 
     private static Record record(ByteBuffer body, long maxValueLength) {
-        return Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.HEADER_BYTES, "record"));
+        return Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.MAX_HEADER_BYTES, "record"));
     }
 
     private static byte[] field(ByteBuffer body, int minimum, long maximum, String what) {

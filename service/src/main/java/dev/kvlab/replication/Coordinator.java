@@ -5,6 +5,7 @@ import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
+import dev.kvlab.storage.Version;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,7 +21,8 @@ import reactor.core.publisher.Mono;
 /**
  * Serves a client request on any node: asks the key's {@code from} replicas in parallel, answers
  * once {@code ack} of them have, and resolves reads by version (newest wins, a tombstone means
- * absent). Remote replicas bound each call by the replica timeout; the local one by its bounded
+ * absent). A value that has expired by this node's clock is absent as a tombstone of its version
+ * would be: the newest record decides, so an older value a replica still holds does not come back. Remote replicas bound each call by the replica timeout; the local one by its bounded
  * executor, which costs no timer per request.
  */
 public final class Coordinator {
@@ -88,7 +90,7 @@ public final class Coordinator {
                     })
                     .mapNotNull(newest -> {
                         clock.observe(newest.version());
-                        return newest.isTombstone() ? null : newest;
+                        return newest.isDeadAt(clock.wallMillis()) ? null : newest;
                     });
         });
     }
@@ -103,6 +105,19 @@ public final class Coordinator {
         return Mono.defer(() -> {
             ReplicaCount count = countOf(requested);
             return write(key, Record.value(clock.now(), count.from(), valueArray), count, "put", lease);
+        });
+    }
+
+    /**
+     * Stores the value as {@link #put} does, expiring {@code ttl} after its version's wall-clock
+     * time: the array has {@link Record#MAX_HEADER_BYTES} free in front of the value.
+     */
+    public Mono<Void> put(byte[] key, byte[] valueArray, ReplicaCount requested, Duration ttl, MemoryBudget.Lease lease) {
+        return Mono.defer(() -> {
+            ReplicaCount count = countOf(requested);
+            Version version = clock.now();
+            long expiresAt = HybridLogicalClock.wallMillisOf(version) + ttl.toMillis();
+            return write(key, Record.expiringValue(version, count.from(), expiresAt, valueArray), count, "put", lease);
         });
     }
 
@@ -279,7 +294,8 @@ public final class Coordinator {
         return newest;
     }
 
-    private static Flux<Entry> liveOnly(Flux<Entry> entries) {
-        return entries.filter(entry -> !entry.record().isTombstone());
+    /** The entries whose newest record holds a value: no tombstone, and not expired by this node's clock when it comes. */
+    private Flux<Entry> liveOnly(Flux<Entry> entries) {
+        return entries.filter(entry -> !entry.record().isDeadAt(clock.wallMillis()));
     }
 }
