@@ -31,9 +31,9 @@ public final class ExpiryIndex {
         return ByteBuffer.allocate(Long.BYTES + key.length).putLong(expiresAtMillis).put(key).array();
     }
 
-    /** The first entry past every record expiring before {@code deadlineMillis}. */
+    /** The first entry past every record expiring at {@code deadlineMillis} or before. */
     static byte[] upperBound(long deadlineMillis) {
-        return ByteBuffer.allocate(Long.BYTES).putLong(deadlineMillis).array();
+        return ByteBuffer.allocate(Long.BYTES).putLong(deadlineMillis + 1).array();
     }
 
     static long expiresAtOf(byte[] entry) {

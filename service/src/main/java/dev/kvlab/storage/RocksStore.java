@@ -327,7 +327,7 @@ public final class RocksStore implements AutoCloseable {
     }
 
     /**
-     * Reaps up to {@code limit} expiring records that expired before {@code deadlineMillis}, in
+     * Reaps up to {@code limit} expiring records that expired by {@code deadlineMillis}, in
      * one write: each key whose record is still a live value expiring when its index entry says
      * gets a {@link Record#reaped} tombstone of the same version, merged, so the next compaction of
      * the key drops the value's bytes; the index entries read are deleted, also those of keys
