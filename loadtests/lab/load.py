@@ -30,7 +30,7 @@ def log(message: str) -> None:
 class LoadSpec:
     """What one phase sends. rate None means as fast as possible (the fill). Defaults: defaults.env."""
 
-    scenario: str  # fill | put | get | mixed | range | status
+    scenario: str  # fill | put | get | mixed | range | status | ttl
     targets: list[str]
     rate: int | None
     duration_s: int
@@ -39,6 +39,7 @@ class LoadSpec:
     replicas: str = defaults.text("REPLICAS")
     read_share: float = defaults.number("READ_SHARE")
     range_size: int = defaults.integer("RANGE_SIZE")
+    ttl_s: int = defaults.integer("TTL")  # the ttl phase's time to live
     tool: str = defaults.text("TOOL")  # k6 | wrk
     vus: int = defaults.integer("VUS")  # k6: VUs allocated at start = keep-alive connections per target
     max_vus: int = defaults.integer("MAX_VUS")
@@ -88,12 +89,16 @@ class Command:
 
 
 def workload_env(spec: LoadSpec) -> dict[str, str]:
-    """What the k6 and the wrk scripts alike read: the key space, the values, ack/from, range size."""
+    """What the k6 and the wrk scripts alike read: the key space, the values, ack/from, range size,
+    the ttl phase's time to live and share of GETs."""
     env = {"KEYS": str(spec.keys), "VALUE_SIZE": str(spec.value_size), "KEY_PREFIX": spec.key_prefix}
     if spec.replicas:
         env["REPLICAS"] = spec.replicas
     if spec.scenario == "range":
         env["RANGE_SIZE"] = str(spec.range_size)
+    if spec.scenario == "ttl":
+        env["TTL"] = str(spec.ttl_s)
+        env["READ_SHARE"] = f"{spec.read_share:g}"
     if spec.scenario == "fill" and spec.key_start:
         env["FILL_START"] = str(spec.key_start)
     return env

@@ -67,6 +67,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--replicas", default=D.replicas, help="ack/from on every request (the server's default)")
     p.add_argument("--read-share", type=float, default=D.read_share, help=f"GETs in the mixed phase ({D.read_share:g})")
     p.add_argument("--range-size", type=int, default=D.range_size, help=f"keys per range read ({D.range_size})")
+    p.add_argument("--ttl", type=int, default=D.ttl_s,
+                   help=f"the ttl phase: seconds to live of its PUTs, over a key space of its own ({D.ttl_s})")
     p.add_argument("--tool", choices=["k6", "wrk"], default=D.tool,
                    help=f"load generator of the timed phases ({D.tool}); the fill and mixed always use k6")
     p.add_argument("--vus", type=int, default=D.vus, help=f"k6 VUs (connections per target) at start ({D.vus})")
@@ -151,6 +153,7 @@ def run_config(a: argparse.Namespace, phases: list[str]) -> RunConfig:
         replicas=a.replicas,
         read_share=a.read_share,
         range_size=a.range_size,
+        ttl_s=a.ttl,
         tool=a.tool,
         vus=a.vus,
         max_vus=a.max_vus,

@@ -53,6 +53,7 @@ class RunConfig:
     replicas: str = defaults.text("REPLICAS")
     read_share: float = defaults.number("READ_SHARE")
     range_size: int = defaults.integer("RANGE_SIZE")
+    ttl_s: int = defaults.integer("TTL")
     tool: str = defaults.text("TOOL")
     vus: int = defaults.integer("VUS")
     max_vus: int = defaults.integer("MAX_VUS")
@@ -114,6 +115,7 @@ class RunConfig:
             replicas=self.replicas,
             read_share=self.read_share,
             range_size=self.range_size,
+            ttl_s=self.ttl_s,
             tool=tool,
             vus=self.vus,
             max_vus=self.max_vus,

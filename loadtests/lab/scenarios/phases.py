@@ -14,7 +14,7 @@ from ..warmup import reconnect, warm_up, warmed_by
 from .saturation import add_search_options, saturation_of, search
 from .scenario import Scenario
 
-PHASES = ("fill", "put", "get", "mixed", "range", "status", "outage")
+PHASES = ("fill", "put", "get", "mixed", "range", "status", "ttl", "outage")
 # The outage phase: the mixed load, during which the last node is frozen for the middle third.
 OUTAGE_SCENARIO = "mixed"
 
