@@ -215,8 +215,14 @@ public final class ReplicaBatch {
         return decoder.outcomes();
     }
 
+    /** A record whose value is at most {@code maxValueLength}, behind a header of either length ({@link Record#headerBytes}). */
     private static Record record(ByteBuffer body, long maxValueLength) {
-        return Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.MAX_HEADER_BYTES, "record"));
+        byte[] stored = field(body, Record.HEADER_BYTES, maxValueLength + Record.MAX_HEADER_BYTES, "record");
+        Record record = Record.decode(stored);
+        if (record.valueLength() > maxValueLength) {
+            throw new IllegalArgumentException("a record of " + stored.length + " bytes, whose value is over " + maxValueLength + " bytes");
+        }
+        return record;
     }
 
     private static byte[] field(ByteBuffer body, int minimum, long maximum, String what) {
