@@ -1,14 +1,16 @@
 // Expiring writes at a constant total rate: each request is, with probability READ_SHARE (0.5), a
 // GET of a key this VU wrote earlier in the phase, else a PUT of a VALUE_SIZE-byte body with
-// ttl=TTL seconds (30). The keys are a space of their own (KEY_PREFIX + "ttl-" + index, KEYS of
-// them), so the phase leaves the filled keys alone. A GET of a key written less than TTL - 2 s ago
+// ttl=TTL seconds (30). Every PUT writes a key of its own (KEY_PREFIX + "ttl-" + VU + "-" + count),
+// so that what a GET answers depends on that one write alone, and the phase leaves the filled keys
+// alone. A GET of a key written less than TTL - 2 s ago
 // must answer 200, of one written more than TTL + 2 s ago 404 (the server's and this machine's
 // clocks may differ by a second or so): answers that break this are counted as ttl_wrong.
 //   TARGETS=http://127.0.0.1:8080 RATE=1000 DURATION=60s KEYS=1000000 TTL=30 k6 run ttl.js
 // Every knob is described in lib/kvlab.js.
+import exec from 'k6/execution';
 import http from 'k6/http';
 import { Counter } from 'k6/metrics';
-import { cfg, knob, makeValue, openModelOptions, params, randomIndex, summarize, target } from './lib/kvlab.js';
+import { cfg, knob, makeValue, openModelOptions, params, summarize, target } from './lib/kvlab.js';
 
 const ttl = Math.floor(Number(knob('TTL')));
 if (!(ttl >= 1)) throw new Error(`TTL must be a whole number of seconds, at least 1, got '${knob('TTL')}'`);
@@ -27,9 +29,12 @@ const replicasParam = cfg.replicas === '' ? '' : `&replicas=${cfg.replicas}`;
 const RING = 4096;
 const written = [];
 let next = 0;
+let puts = 0;
 
-function ttlKey(i) {
-  return `${cfg.keyPrefix}ttl-${String(i).padStart(10, '0')}`;
+/** A key no other PUT of the phase writes. */
+function ttlKey() {
+  puts += 1;
+  return `${cfg.keyPrefix}ttl-${exec.vu.idInTest}-${puts}`;
 }
 
 function url(base, k, query = '') {
@@ -46,7 +51,7 @@ export default function () {
     }
     return;
   }
-  const k = ttlKey(randomIndex());
+  const k = ttlKey();
   const res = http.put(url(target(), k, `&ttl=${ttl}`), value, putParams);
   if (res.status === 201) {
     written[next] = [k, Date.now()];
