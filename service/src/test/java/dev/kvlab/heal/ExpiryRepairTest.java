@@ -39,6 +39,8 @@ class ExpiryRepairTest {
     static final int WRITERS = 8;
 
     InProcessCluster cluster;
+    /** When the keys are expected to expire, from about when the last is written. */
+    long expiring;
 
     @AfterEach
     void stopCluster() {
@@ -67,7 +69,7 @@ class ExpiryRepairTest {
         assertThat(reaped()).as("reaped before the last writes expired").isLessThan(3L * KEYS / 2);
         // Every key expires and is reaped on every replica, each at its own moment, with rounds
         // running all along; then a few more rounds over the reaped records.
-        await().atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(200))
+        await().atMost(Duration.ofMillis(Math.max(0, expiring - System.currentTimeMillis())).plusSeconds(120)).pollInterval(Duration.ofMillis(200))
                 .untilAsserted(() -> assertThat(reaped()).as("records reaped").isGreaterThanOrEqualTo(3L * KEYS));
         long roundsReaped = rounds();
         await().atMost(Duration.ofSeconds(60)).until(() -> rounds() >= roundsReaped + 6);
@@ -86,14 +88,16 @@ class ExpiryRepairTest {
 
     /**
      * Writes the keys at 3/3, each with the time to live that makes it expire about when the last
-     * is written (a second or two for the last ones), at the rate a warm-up of plain writes took.
+     * is written (a second or two for the last ones), at the rate of a warm-up of plain writes
+     * (after a first one for the JIT).
      */
     private void writeExpiringKeys() throws Exception {
+        write(KEYS / 20, i -> "cold-" + i, i -> "");
         long warmUp = System.currentTimeMillis();
         write(KEYS / 10, i -> "warm-" + i, i -> "");
         // The keys expire from a few seconds after the estimated end of the writes.
-        long lastWritten = System.currentTimeMillis() + (System.currentTimeMillis() - warmUp) * 10 * 6 / 5 + 3_000;
-        write(KEYS, i -> "ttl-" + i, i -> "&ttl=" + Math.max(1, Math.min(3600, (lastWritten - System.currentTimeMillis()) / 1000 + 1)));
+        expiring = System.currentTimeMillis() + (System.currentTimeMillis() - warmUp) * 10 * 11 / 10 + 3_000;
+        write(KEYS, i -> "ttl-" + i, i -> "&ttl=" + Math.max(1, Math.min(3600, (expiring - System.currentTimeMillis()) / 1000 + 1)));
     }
 
     private void write(int keys, IntFunction<String> key, IntFunction<String> ttl) throws Exception {
