@@ -30,7 +30,7 @@ def log(message: str) -> None:
 class LoadSpec:
     """What one phase sends. rate None means as fast as possible (the fill). Defaults: defaults.env."""
 
-    scenario: str  # fill | put | get | mixed | range | conditional | multiget | status
+    scenario: str  # fill | put | get | mixed | range | conditional | multiget | status | ttl
     targets: list[str]
     rate: int | None
     duration_s: int
@@ -40,6 +40,7 @@ class LoadSpec:
     read_share: float = defaults.number("READ_SHARE")
     range_size: int = defaults.integer("RANGE_SIZE")
     multiget_size: int = defaults.integer("MULTIGET_SIZE")
+    ttl_s: int = defaults.integer("TTL")  # the ttl phase's time to live
     tool: str = defaults.text("TOOL")  # k6 | wrk
     vus: int = defaults.integer("VUS")  # k6: VUs allocated at start = keep-alive connections per target
     max_vus: int = defaults.integer("MAX_VUS")
@@ -57,7 +58,7 @@ class LoadSpec:
         if self.tool not in ("k6", "wrk"):
             raise SystemExit(f"unknown tool {self.tool!r}: k6 or wrk")
         if self.tool == "wrk" and self.scenario in ("mixed", "conditional", "multiget"):
-            raise SystemExit(f"the {self.scenario} phase runs on k6 only (wrk scripts: fill, put, get, range, status)")
+            raise SystemExit(f"the {self.scenario} phase runs on k6 only (wrk scripts: fill, put, get, range, status, ttl)")
 
 
 class FillIncomplete(RuntimeError):
@@ -89,7 +90,8 @@ class Command:
 
 
 def workload_env(spec: LoadSpec) -> dict[str, str]:
-    """What the k6 and the wrk scripts alike read: the key space, the values, ack/from, range size."""
+    """What the k6 and the wrk scripts alike read: the key space, the values, ack/from, range size,
+    the ttl phase's time to live and share of GETs."""
     env = {"KEYS": str(spec.keys), "VALUE_SIZE": str(spec.value_size), "KEY_PREFIX": spec.key_prefix}
     if spec.replicas:
         env["REPLICAS"] = spec.replicas
@@ -97,6 +99,9 @@ def workload_env(spec: LoadSpec) -> dict[str, str]:
         env["RANGE_SIZE"] = str(spec.range_size)
     if spec.scenario == "multiget":
         env["MULTIGET_SIZE"] = str(spec.multiget_size)
+    if spec.scenario == "ttl":
+        env["TTL"] = str(spec.ttl_s)
+        env["READ_SHARE"] = f"{spec.read_share:g}"
     if spec.scenario == "fill" and spec.key_start:
         env["FILL_START"] = str(spec.key_start)
     return env

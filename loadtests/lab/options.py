@@ -69,6 +69,8 @@ def add_run_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--range-size", type=int, default=D.range_size, help=f"keys per range read ({D.range_size})")
     p.add_argument("--multiget-rate", type=int, default=D.multiget_rate, help=f"multi-gets/s ({D.multiget_rate})")
     p.add_argument("--multiget-size", type=int, default=D.multiget_size, help=f"keys per multi-get ({D.multiget_size})")
+    p.add_argument("--ttl", type=int, default=D.ttl_s,
+                   help=f"the ttl phase: seconds to live of its PUTs, over a key space of its own ({D.ttl_s})")
     p.add_argument("--tool", choices=["k6", "wrk"], default=D.tool,
                    help=f"load generator of the timed phases ({D.tool}); the fill and mixed always use k6")
     p.add_argument("--vus", type=int, default=D.vus, help=f"k6 VUs (connections per target) at start ({D.vus})")
@@ -155,6 +157,7 @@ def run_config(a: argparse.Namespace, phases: list[str]) -> RunConfig:
         range_size=a.range_size,
         multiget_rate=a.multiget_rate,
         multiget_size=a.multiget_size,
+        ttl_s=a.ttl,
         tool=a.tool,
         vus=a.vus,
         max_vus=a.max_vus,

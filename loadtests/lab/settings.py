@@ -55,6 +55,7 @@ class RunConfig:
     range_size: int = defaults.integer("RANGE_SIZE")
     multiget_rate: int = defaults.integer("MULTIGET_RATE")
     multiget_size: int = defaults.integer("MULTIGET_SIZE")
+    ttl_s: int = defaults.integer("TTL")
     tool: str = defaults.text("TOOL")
     vus: int = defaults.integer("VUS")
     max_vus: int = defaults.integer("MAX_VUS")
@@ -118,6 +119,7 @@ class RunConfig:
             read_share=self.read_share,
             range_size=self.range_size,
             multiget_size=self.multiget_size,
+            ttl_s=self.ttl_s,
             tool=tool,
             vus=self.vus,
             max_vus=self.max_vus,

@@ -49,6 +49,7 @@ local function knob(name)
   if defaults[name] == nil then error(name .. " is not set and " .. defaults_file .. " has no default for it") end
   return defaults[name]
 end
+M.knob = knob
 
 -- A number from the environment, else default (the lab's own settings of wrk, not knobs).
 local function env_number(name, default)

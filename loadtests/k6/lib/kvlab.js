@@ -17,8 +17,9 @@
 //                 client gives up on a node that does not answer, rather than wait with every VU
 //   MAX_ERROR_RATE  threshold on the share of failed requests
 //   SUMMARY_JSON  where handleSummary writes its JSON (summary.json)
-//   RANGE_SIZE    keys per range read (range.js);  READ_SHARE  GETs in mixed.js
+//   RANGE_SIZE    keys per range read (range.js);  READ_SHARE  GETs in mixed.js and ttl.js
 //   (conditional.js: RATE counts read-then-If-Match updates, two requests each)
+//   TTL           seconds to live of ttl.js's PUTs (and wrk2/ttl.lua's)
 // With every knob it uses set in the environment, a script runs without the defaults file.
 import exec from 'k6/execution';
 

@@ -14,7 +14,8 @@ from .numbers import DIGITS
 
 # A kind of load as a writer names it; GET and PUT in capitals, as "get" and "put" are also verbs.
 SCENARIO_WORDS = {"get": r"GETs?", "put": r"PUTs?", "mixed": r"[Mm]ixed|the mix", "status": r"status", "fill": r"[Ff]ill",
-                  "range": r"RANGE", "conditional": r"[Cc]onditional", "multiget": r"[Mm]ulti-gets?"}
+                  "range": r"RANGE", "conditional": r"[Cc]onditional", "multiget": r"[Mm]ulti-gets?",
+                  "ttl": r"TTL|expiring"}
 RATE = re.compile(rf"(?<![\w.])(?P<n>{DIGITS})(?:\.\d+)?\s?(?:[A-Za-z]+)?/s\b")
 STEPS = re.compile(r"\b(?:every|each|all(?: the)?|the|its)\s+(?:search's\s+)?steps?\b|\bthe search\b", re.I)
 PHASES = re.compile(

@@ -14,7 +14,7 @@ from ..warmup import reconnect, warm_up, warmed_by
 from .saturation import add_search_options, saturation_of, search
 from .scenario import Scenario
 
-PHASES = ("fill", "put", "get", "mixed", "range", "conditional", "multiget", "status", "outage")
+PHASES = ("fill", "put", "get", "mixed", "range", "conditional", "multiget", "status", "ttl", "outage")
 # Loads only a k6 script sends: a mix of requests, requests that depend on the answer to another,
 # or requests whose body lists keys.
 K6_ONLY = ("fill", "mixed", "conditional", "multiget")

@@ -21,10 +21,13 @@ import dev.kvlab.replication.ReadRepair;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationMetrics;
 import dev.kvlab.replication.ReplicationProperties;
+import dev.kvlab.storage.ExpiryProperties;
+import dev.kvlab.storage.ExpiryReaper;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.StorageHealth;
 import dev.kvlab.storage.StorageMetrics;
 import dev.kvlab.storage.StorageProperties;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
@@ -112,6 +115,19 @@ class NodeConfiguration {
     @Bean
     StorageMetrics storageMetrics(LocalStore store) {
         return new StorageMetrics(store);
+    }
+
+    /** Reclaims expired records' space; stops before the store closes (it depends on it). */
+    @Bean(destroyMethod = "close")
+    ExpiryReaper expiryReaper(LocalStore store, WallClock wallClock, ClusterProperties cluster, ExpiryProperties expiry) {
+        return new ExpiryReaper(store, wallClock, cluster.maxClockSkew(), expiry);
+    }
+
+    @Bean
+    MeterBinder expiryMetrics(ExpiryReaper reaper) {
+        return registry -> FunctionCounter.builder("kvlab.storage.expired.reaped", reaper, ExpiryReaper::reaped)
+                .description("Expired records the reaper turned into tombstones of their version, for compaction to drop their values")
+                .register(registry);
     }
 
     /**

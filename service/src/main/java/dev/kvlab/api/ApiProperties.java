@@ -33,7 +33,7 @@ public record ApiProperties(@NotNull @DefaultValue("1MB") DataSize maxValueSize,
 
     /** What one body of the largest value holds: the value in an array with its record header. */
     public long largestBody() {
-        return Record.HEADER_BYTES + maxValueSize.toBytes();
+        return Record.MAX_HEADER_BYTES + maxValueSize.toBytes();
     }
 
     /** The bytes of the largest entry a stream can carry: the longest key and the largest record, framed. */

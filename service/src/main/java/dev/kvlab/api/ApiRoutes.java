@@ -9,6 +9,7 @@ import dev.kvlab.http.StreamAdmission;
 import dev.kvlab.http.ValueReader;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.Coordinator;
+import dev.kvlab.storage.ExpiryProperties;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
@@ -59,8 +60,9 @@ public class ApiRoutes {
      */
     @Bean
     NettyRouteProvider clientApiRoutes(Coordinator coordinator, ApiProperties properties, MemoryBudget budget, RequestMetrics metrics,
-                                       TopologyProvider topology, MultiKeyProperties multiKey) {
-        EntityHandler entity = new EntityHandler(coordinator, budget, new ValueReader(properties.maxValueSize(), budget), metrics);
+                                       TopologyProvider topology, MultiKeyProperties multiKey, ExpiryProperties expiry) {
+        EntityHandler entity = new EntityHandler(coordinator, budget, new ValueReader(properties.maxValueSize(), budget), metrics,
+                expiry.maxTtl());
         StreamAdmission ranges = new StreamAdmission(properties.maxConcurrentRanges(), ChunkedStream.reservation(properties.largestEntry()),
                 budget, "ranges (kvlab.api.max-concurrent-ranges)");
         RangeHandler range = new RangeHandler(coordinator, ranges, metrics);

@@ -13,6 +13,7 @@ import dev.kvlab.storage.Version;
 import io.netty.buffer.Unpooled;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import java.time.Duration;
 import java.util.Optional;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
@@ -37,12 +38,15 @@ final class EntityHandler {
     private final MemoryBudget budget;
     private final ValueReader values;
     private final RequestMetrics metrics;
+    /** The longest {@code ttl} a PUT may ask for. */
+    private final Duration maxTtl;
 
-    EntityHandler(Coordinator coordinator, MemoryBudget budget, ValueReader values, RequestMetrics metrics) {
+    EntityHandler(Coordinator coordinator, MemoryBudget budget, ValueReader values, RequestMetrics metrics, Duration maxTtl) {
         this.coordinator = coordinator;
         this.budget = budget;
         this.values = values;
         this.metrics = metrics;
+        this.maxTtl = maxTtl;
     }
 
     HttpServerRoutes addTo(HttpServerRoutes routes) {
@@ -58,6 +62,7 @@ final class EntityHandler {
      */
     private Mono<Void> get(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
+        RequestParameters.noTtl(asked.query(), "GET");
         Preconditions conditions = Preconditions.ofRead(request.requestHeaders());
         // Choose the answer first, then send it: a sent answer completes empty, so a
         // switchIfEmpty after the send would answer a second time.
@@ -83,25 +88,29 @@ final class EntityHandler {
     }
 
     /**
-     * A conditional PUT reads the key at the request's {@code ack/from} once the value has arrived,
+     * A PUT with {@code ttl} reads its value behind the longer header of an expiring record. A
+     * conditional PUT reads the key at the request's {@code ack/from} once the value has arrived,
      * checks the conditions against what it found, and writes under a newer version; its 201
      * carries the new value's ETag. An unconditional one answers as it always has.
      */
     private Mono<Void> put(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
+        Duration ttl = RequestParameters.ttl(asked.query(), maxTtl);
+        int header = Record.headerBytes(ttl != null);
         Preconditions conditions = Preconditions.ofWrite(request.requestHeaders());
         if (conditions.isEmpty()) {
-            return values.read(request, (value, lease) -> coordinator.put(asked.key(), value, asked.replicas(), lease))
+            return values.read(request, header, (value, lease) -> coordinator.put(asked.key(), value, asked.replicas(), ttl, lease))
                     .then(Mono.defer(() -> NettyResponses.empty(response, HttpResponseStatus.CREATED)));
         }
-        return values.read(request, (value, lease) -> checked(asked, conditions, lease)
-                        .flatMap(found -> coordinator.putAfter(asked.key(), value, asked.replicas(), lease, found.orElse(null))))
+        return values.read(request, header, (value, lease) -> checked(asked, conditions, lease)
+                        .flatMap(found -> coordinator.putAfter(asked.key(), value, asked.replicas(), ttl, lease, found.orElse(null))))
                 .flatMap(version -> response.status(HttpResponseStatus.CREATED).header(HttpHeaderNames.ETAG, EntityTag.of(version)).send().then());
     }
 
     /** A conditional DELETE reads, checks and writes its tombstone as a conditional PUT does. */
     private Mono<Void> delete(HttpServerRequest request, HttpServerResponse response) {
         KeyAndReplicas asked = KeyAndReplicas.of(request);
+        RequestParameters.noTtl(asked.query(), "DELETE");
         Preconditions conditions = Preconditions.ofWrite(request.requestHeaders());
         Mono<?> deleted = conditions.isEmpty()
                 ? coordinator.delete(asked.key(), asked.replicas())
@@ -121,18 +130,18 @@ final class EntityHandler {
                 .map(Optional::of)
                 .defaultIfEmpty(Optional.empty())
                 .map(found -> {
-                    Record live = found.filter(record -> !record.isTombstone()).orElse(null);
+                    Record live = found.filter(coordinator::isLive).orElse(null);
                     conditions.checkWrite(live == null ? null : EntityTag.opaque(live.version()));
                     return found.map(Record::version);
                 });
     }
 
-    /** The {@code id} and {@code replicas} of a request; a bad one is a {@link BadRequestException}. */
-    private record KeyAndReplicas(byte[] key, ReplicaCount replicas) {
+    /** The {@code id} and {@code replicas} of a request, and its query; a bad one is a {@link BadRequestException}. */
+    private record KeyAndReplicas(byte[] key, ReplicaCount replicas, QueryParameters query) {
 
         static KeyAndReplicas of(HttpServerRequest request) {
             QueryParameters query = QueryParameters.ofTarget(request.uri());
-            return new KeyAndReplicas(RequestParameters.requiredKey(query, "id"), RequestParameters.replicas(query));
+            return new KeyAndReplicas(RequestParameters.requiredKey(query, "id"), RequestParameters.replicas(query), query);
         }
     }
 }

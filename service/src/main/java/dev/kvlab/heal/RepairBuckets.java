@@ -8,6 +8,12 @@ import dev.kvlab.storage.RecordHeader;
  * and a bucket's hash is the XOR of a hash of each of its records (key and version). Two replicas
  * holding the same records in a bucket get the same hash whatever order they read them in; one
  * record more, less or of another version changes it.
+ *
+ * <p>A record's hash marks the writes that hold no value, or will not: deletes, and writes that
+ * expire, whether expired, reaped into a tombstone ({@link dev.kvlab.storage.Record#reaped}) or
+ * not yet. Those are the same write on every replica, so a replica that reaped an expired record
+ * and one that has not yet hash it alike, at any time, whatever their clocks say: expiry alone
+ * makes no bucket differ. (Records that never expire hash as they did before expiry existed.)
  */
 final class RepairBuckets {
 
@@ -25,7 +31,7 @@ final class RepairBuckets {
         long keyHash = RendezvousHashing.hash(record.key());
         RecordHeader header = record.header();
         long version = RendezvousHashing.mix(RendezvousHashing.mix(header.version().timestamp()) + header.version().node() * 0x9e3779b97f4a7c15L)
-                + (header.tombstone() ? 1 : 0);
+                + (header.tombstone() || header.expires() ? 1 : 0);
         hashes[(int) Long.remainderUnsigned(keyHash, hashes.length)] ^= RendezvousHashing.mix(keyHash ^ version);
     }
 

@@ -16,6 +16,10 @@ import java.util.function.ToLongFunction;
  * Until both have purged it, a repair round copies no tombstone past its grace to a replica that
  * lacks it.
  *
+ * <p>An expired value is dead as a tombstone of its version is, from its expiry on: its grace counts
+ * from then (a replica that missed the write may hold an older value until repair brings it the
+ * expired one), and once reaped ({@link dev.kvlab.storage.Record#reaped}) it is purged as a tombstone.
+ *
  * <p>A round covers the records older than its start by {@code settle}, the replicas' timeout: a
  * younger write may still be on its way to a replica (its coordinator waits for it that long, then
  * keeps a hint), so a round leaves it to its coordinator, and to the next round. Under a steady
@@ -38,9 +42,10 @@ final class TombstoneGrace {
         return HybridLogicalClock.wallMillisOf(header.version()) <= roundStartedMillis - settleMillis;
     }
 
-    /** A tombstone whose grace has ended: a replica that lacks it needs it no more. */
+    /** A dead record (a tombstone, or expired) whose grace has ended: a replica that lacks it needs it no more. */
     boolean forgettable(RecordHeader header) {
-        return header.tombstone() && graceEnds(header) < wallMillis.getAsLong();
+        long now = wallMillis.getAsLong();
+        return header.deadAt(now) && graceEnds(header) < now;
     }
 
     /**
@@ -48,7 +53,7 @@ final class TombstoneGrace {
      * {@code owners} completed a repair round with {@code self} that covered it.
      */
     boolean purgeable(RecordHeader header, List<String> owners, String self, ToLongFunction<String> lastCompleteRoundStarted) {
-        if (!forgettable(header)) {
+        if (!header.tombstone() || !forgettable(header)) {
             return false;
         }
         long graceEnds = graceEnds(header);
@@ -60,7 +65,9 @@ final class TombstoneGrace {
         return true;
     }
 
+    /** The grace counts from the delete, or from the expiry of an expiring write (always after its version's time). */
     private long graceEnds(RecordHeader header) {
-        return HybridLogicalClock.wallMillisOf(header.version()) + graceMillis;
+        long dead = header.expires() ? header.expiresAtMillis() : HybridLogicalClock.wallMillisOf(header.version());
+        return dead + graceMillis;
     }
 }

@@ -1,6 +1,7 @@
 package dev.kvlab.http;
 
 import dev.kvlab.replication.ReplicaCount;
+import java.time.Duration;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -11,6 +12,7 @@ public final class RequestParameters {
     public static final int MAX_KEY_BYTES = 1024;
 
     private static final Pattern REPLICAS = Pattern.compile("(\\d{1,9})/(\\d{1,9})");
+    private static final Pattern TTL = Pattern.compile("-?\\d+");
 
     private RequestParameters() {
     }
@@ -60,5 +62,39 @@ public final class RequestParameters {
             throw new BadRequestException("replicas=" + text + ": ack must not be greater than from");
         }
         return new ReplicaCount(ack, from);
+    }
+
+    /**
+     * The {@code ttl=<seconds>} parameter of a PUT: a whole number of seconds from 1 to {@code max},
+     * or {@code null} when there is none.
+     */
+    public static Duration ttl(QueryParameters query, Duration max) {
+        String text = query.text("ttl");
+        if (text == null) {
+            return null;
+        }
+        if (!TTL.matcher(text).matches()) {
+            throw new BadRequestException("malformed ttl '" + text + "': expected a whole number of seconds, such as 60");
+        }
+        long seconds;
+        try {
+            seconds = Long.parseLong(text);
+        } catch (NumberFormatException tooLong) {
+            seconds = Long.MAX_VALUE;
+        }
+        if (seconds < 1) {
+            throw new BadRequestException("ttl=" + text + ": a time to live is at least 1 second");
+        }
+        if (seconds > max.toSeconds()) {
+            throw new BadRequestException("ttl=" + text + ": a time to live is at most " + max.toSeconds() + " seconds");
+        }
+        return Duration.ofSeconds(seconds);
+    }
+
+    /** Refuses a {@code ttl} where it means nothing (a GET or a DELETE), rather than ignore what the client asked. */
+    public static void noTtl(QueryParameters query, String method) {
+        if (query.text("ttl") != null) {
+            throw new BadRequestException("ttl applies to PUT only, not to " + method);
+        }
     }
 }

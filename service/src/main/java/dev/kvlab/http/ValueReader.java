@@ -53,12 +53,17 @@ public final class ValueReader {
      * returns ends, and longer for each user that shares the lease.
      */
     public <T> Mono<T> read(HttpServerRequest request, BiFunction<byte[], MemoryBudget.Lease, Mono<T>> use) {
+        return read(request, Record.HEADER_BYTES, use);
+    }
+
+    /** Reads the value as {@link #read(HttpServerRequest, BiFunction)} does, behind {@code header} free bytes ({@link Record#headerBytes}). */
+    public <T> Mono<T> read(HttpServerRequest request, int header, BiFunction<byte[], MemoryBudget.Lease, Mono<T>> use) {
         long declared = declaredLength(request);
         if (declared > 2 * limit) {
             return Mono.error(new PayloadTooLargeException(what, limitSize, setting));
         }
         return Mono.using(budget::lease, lease -> {
-            Value value = new Value(declared, lease);
+            Value value = new Value(declared, header, lease);
             return request.receive().doOnNext(value::append).then(Mono.fromCallable(value::array)).flatMap(array -> use.apply(array, lease));
         }, MemoryBudget.Lease::release);
     }
@@ -79,15 +84,18 @@ public final class ValueReader {
      */
     private final class Value {
         private final MemoryBudget.Lease lease;
+        /** The room left in front of the value for the record's header. */
+        private final int header;
         /** The most the array grows to: the declared length, or the limit when there is none. */
         private final long largest;
         private byte[] array;
         private boolean dropped;
         private long received;
 
-        Value(long declared, MemoryBudget.Lease lease) {
+        Value(long declared, int header, MemoryBudget.Lease lease) {
             this.lease = lease;
-            this.largest = Record.HEADER_BYTES + (declared >= 0 && declared <= limit ? declared : limit);
+            this.header = header;
+            this.largest = header + (declared >= 0 && declared <= limit ? declared : limit);
         }
 
         void append(ByteBuf buffer) {
@@ -104,7 +112,7 @@ public final class ValueReader {
             if (dropped) {
                 return;
             }
-            int needed = Record.HEADER_BYTES + (int) received;
+            int needed = header + (int) received;
             int length = array == null ? 0 : array.length;
             if (needed > length) {
                 int grown = (int) Math.min(Math.max(needed, 2L * length), largest);
@@ -112,7 +120,7 @@ public final class ValueReader {
                     drop();
                     return;
                 }
-                array = array == null ? Record.newValueArray(grown - Record.HEADER_BYTES) : Arrays.copyOf(array, grown);
+                array = array == null ? new byte[grown] : Arrays.copyOf(array, grown);
             }
             buffer.getBytes(buffer.readerIndex(), array, needed - readable, readable);
         }
@@ -131,10 +139,10 @@ public final class ValueReader {
             }
             if (array == null) {
                 // An empty value: its record is the header alone.
-                lease.hold(Record.HEADER_BYTES);
-                return Record.newValueArray(0);
+                lease.hold(header);
+                return new byte[header];
             }
-            int length = Record.HEADER_BYTES + (int) received;
+            int length = header + (int) received;
             return length == array.length ? array : Arrays.copyOf(array, length);
         }
     }

@@ -40,7 +40,7 @@ final class AnswerDecoder {
     AnswerDecoder(List<StoreOp> ops, List<MemoryBudget.Lease> leases, long maxValueLength, String node) {
         this.ops = ops;
         this.leases = leases;
-        this.maxRecordLength = maxValueLength + Record.HEADER_BYTES;
+        this.maxRecordLength = maxValueLength + Record.MAX_HEADER_BYTES;
         this.node = node;
         this.outcomes = new ArrayList<>(ops.size());
     }

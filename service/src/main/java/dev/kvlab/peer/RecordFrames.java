@@ -48,7 +48,7 @@ public final class RecordFrames {
 
         Decoder(int maxKeyLength, long maxValueLength) {
             this.maxKeyLength = maxKeyLength;
-            this.maxRecordLength = (int) Math.min(Integer.MAX_VALUE - 16, maxValueLength + Record.HEADER_BYTES);
+            this.maxRecordLength = (int) Math.min(Integer.MAX_VALUE - 16, maxValueLength + Record.MAX_HEADER_BYTES);
         }
 
         /** The entries this buffer completes, in order; releases the buffer. */

@@ -55,12 +55,12 @@ public final class ReplicaBatch {
 
     /** The bytes of the largest call there can be: a write of the longest key and the largest value. */
     public static long largestCallBytes(int maxKeyLength, long maxValueLength) {
-        return 9L + maxKeyLength + Record.HEADER_BYTES + maxValueLength;
+        return 9L + maxKeyLength + Record.MAX_HEADER_BYTES + maxValueLength;
     }
 
     /** The bytes of the largest answer there can be: a read that found the largest value. */
     static long largestAnswerBytes(long maxValueLength) {
-        return 5L + Record.HEADER_BYTES + maxValueLength;
+        return 5L + Record.MAX_HEADER_BYTES + maxValueLength;
     }
 
     public static byte[] encodeCalls(List<StoreOp> ops) {
@@ -215,8 +215,14 @@ public final class ReplicaBatch {
         return decoder.outcomes();
     }
 
+    /** A record whose value is at most {@code maxValueLength}, behind a header of either length ({@link Record#headerBytes}). */
     private static Record record(ByteBuffer body, long maxValueLength) {
-        return Record.decode(field(body, Record.HEADER_BYTES, maxValueLength + Record.HEADER_BYTES, "record"));
+        byte[] stored = field(body, Record.HEADER_BYTES, maxValueLength + Record.MAX_HEADER_BYTES, "record");
+        Record record = Record.decode(stored);
+        if (record.valueLength() > maxValueLength) {
+            throw new IllegalArgumentException("a record of " + stored.length + " bytes, whose value is over " + maxValueLength + " bytes");
+        }
+        return record;
     }
 
     private static byte[] field(ByteBuffer body, int minimum, long maximum, String what) {

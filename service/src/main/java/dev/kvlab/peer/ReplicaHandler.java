@@ -111,6 +111,9 @@ final class ReplicaHandler {
     }
 
     private static Mono<Void> sendRecord(HttpServerResponse response, Record record) {
+        if (record.expires()) {
+            response.header(ReplicaProtocol.EXPIRES_AT_HEADER, Long.toString(record.expiresAtMillis()));
+        }
         return response.status(HttpResponseStatus.OK)
                 .header(ReplicaProtocol.VERSION_HEADER, record.version().toString())
                 .header(ReplicaProtocol.TOMBSTONE_HEADER, Boolean.toString(record.isTombstone()))

@@ -47,6 +47,8 @@ public final class ReplicaProtocol {
     public static final String REPAIR_DONE_PATH = "/internal/v1/repair/done";
     public static final String VERSION_HEADER = "X-Kvlab-Version";
     public static final String TOMBSTONE_HEADER = "X-Kvlab-Tombstone";
+    /** On a replica's record that expires: when, in milliseconds since the epoch (its value is kept until reaped). */
+    public static final String EXPIRES_AT_HEADER = "X-Kvlab-Expires-At";
     /** The content type of a records stream. */
     public static final String RECORDS_MEDIA_TYPE = "application/x-kvlab-records";
 

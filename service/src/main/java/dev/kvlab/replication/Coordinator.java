@@ -22,7 +22,8 @@ import reactor.core.publisher.Mono;
 /**
  * Serves a client request on any node: asks the key's {@code from} replicas in parallel, answers
  * once {@code ack} of them have, and resolves reads by version (newest wins, a tombstone means
- * absent). Remote replicas bound each call by the replica timeout; the local one by its bounded
+ * absent). A value that has expired by this node's clock is absent as a tombstone of its version
+ * would be: the newest record decides, so an older value a replica still holds does not come back. Remote replicas bound each call by the replica timeout; the local one by its bounded
  * executor, which costs no timer per request.
  */
 public final class Coordinator {
@@ -62,7 +63,12 @@ public final class Coordinator {
      * releases its own share once it has sent the answer.
      */
     public Mono<Record> get(byte[] key, ReplicaCount requested, MemoryBudget.Lease lease) {
-        return newest(key, requested, lease).filter(newest -> !newest.isTombstone());
+        return newest(key, requested, lease).filter(this::isLive);
+    }
+
+    /** Whether the record is a value that has not expired by this node's clock, which decides for the reads it coordinates. */
+    public boolean isLive(Record record) {
+        return !record.isDeadAt(clock.wallMillis());
     }
 
     /**
@@ -106,10 +112,26 @@ public final class Coordinator {
      * cancelled when the quorum is reached.
      */
     public Mono<Void> put(byte[] key, byte[] valueArray, ReplicaCount requested, MemoryBudget.Lease lease) {
+        return put(key, valueArray, requested, null, lease);
+    }
+
+    /**
+     * Stores the value as {@link #put} does, expiring {@code ttl} after its version's wall-clock
+     * time unless {@code ttl} is null: then the array has {@link Record#MAX_HEADER_BYTES} free in
+     * front of the value.
+     */
+    public Mono<Void> put(byte[] key, byte[] valueArray, ReplicaCount requested, Duration ttl, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
             ReplicaCount count = countOf(requested);
-            return write(key, Record.value(clock.now(), count.from(), valueArray), count, "put", lease);
+            return write(key, valueRecord(clock.now(), count.from(), valueArray, ttl), count, "put", lease);
         });
+    }
+
+    private static Record valueRecord(Version version, int from, byte[] valueArray, Duration ttl) {
+        if (ttl == null) {
+            return Record.value(version, from, valueArray);
+        }
+        return Record.expiringValue(version, from, HybridLogicalClock.wallMillisOf(version) + ttl.toMillis(), valueArray);
     }
 
     /** Writes a tombstone under a new version. */
@@ -121,16 +143,17 @@ public final class Coordinator {
     }
 
     /**
-     * {@link #put}, under a version newer than {@code after} (the version a conditional write's
+     * {@link #put} (expiring after {@code ttl} unless null), under a version newer than {@code after} (the version a conditional write's
      * read found; null when it found none), which it answers with.
      *
      * @throws ClockBehindException when this node's clock cannot give such a version
      */
-    public Mono<Version> putAfter(byte[] key, byte[] valueArray, ReplicaCount requested, MemoryBudget.Lease lease, Version after) {
+    public Mono<Version> putAfter(byte[] key, byte[] valueArray, ReplicaCount requested, Duration ttl, MemoryBudget.Lease lease,
+                                  Version after) {
         return Mono.defer(() -> {
             ReplicaCount count = countOf(requested);
             Version version = versionAfter(after);
-            return write(key, Record.value(version, count.from(), valueArray), count, "put", lease).thenReturn(version);
+            return write(key, valueRecord(version, count.from(), valueArray, ttl), count, "put", lease).thenReturn(version);
         });
     }
 
@@ -336,7 +359,8 @@ public final class Coordinator {
         return newest;
     }
 
-    private static Flux<Entry> liveOnly(Flux<Entry> entries) {
-        return entries.filter(entry -> !entry.record().isTombstone());
+    /** The entries whose newest record holds a value: no tombstone, and not expired by this node's clock when it comes. */
+    private Flux<Entry> liveOnly(Flux<Entry> entries) {
+        return entries.filter(entry -> !entry.record().isDeadAt(clock.wallMillis()));
     }
 }

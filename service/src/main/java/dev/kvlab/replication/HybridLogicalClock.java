@@ -50,6 +50,11 @@ public final class HybridLogicalClock {
         return wallMillisOf(version) - wallMillis.getAsLong();
     }
 
+    /** This node's wall clock now, in milliseconds since the epoch: what it judges expiry by. */
+    public long wallMillis() {
+        return wallMillis.getAsLong();
+    }
+
     /** The wall-clock part of a version: when, in milliseconds since the epoch, its write was made. */
     public static long wallMillisOf(Version version) {
         return version.timestamp() >>> COUNTER_BITS;

@@ -22,6 +22,7 @@ import org.rocksdb.RocksDB;
 import org.rocksdb.ReadOptions;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
+import org.rocksdb.Slice;
 import org.rocksdb.Status;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
@@ -46,6 +47,7 @@ public final class RocksStore implements AutoCloseable {
     static final byte[] RECORDS = "records".getBytes(StandardCharsets.UTF_8);
     private static final byte[] HINTS = "hints".getBytes(StandardCharsets.UTF_8);
     private static final byte[] META = "meta".getBytes(StandardCharsets.UTF_8);
+    private static final byte[] EXPIRY = "expiry".getBytes(StandardCharsets.UTF_8);
 
     private final RocksOptions options;
     private final Path dir;
@@ -55,6 +57,8 @@ public final class RocksStore implements AutoCloseable {
     private final ColumnFamilyHandle records;
     private final ColumnFamilyHandle hintsFamily;
     private final ColumnFamilyHandle metaFamily;
+    /** When each expiring record stored expires: see {@link ExpiryIndex}. */
+    private final ColumnFamilyHandle expiryFamily;
     private final SideTable hints;
     private final SideTable meta;
     private final Set<RangeCursor> openCursors = ConcurrentHashMap.newKeySet();
@@ -71,6 +75,7 @@ public final class RocksStore implements AutoCloseable {
         this.records = families.get(1);
         this.hintsFamily = families.get(2);
         this.metaFamily = families.get(3);
+        this.expiryFamily = families.get(4);
         this.hints = new SideTable(this, hintsFamily);
         this.meta = new SideTable(this, metaFamily);
     }
@@ -87,7 +92,8 @@ public final class RocksStore implements AutoCloseable {
                 new ColumnFamilyDescriptor(RocksDB.DEFAULT_COLUMN_FAMILY, options.columnFamily),
                 new ColumnFamilyDescriptor(RECORDS, options.columnFamily),
                 new ColumnFamilyDescriptor(HINTS, options.sideFamily),
-                new ColumnFamilyDescriptor(META, options.sideFamily));
+                new ColumnFamilyDescriptor(META, options.sideFamily),
+                new ColumnFamilyDescriptor(EXPIRY, options.sideFamily));
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         RocksStore store;
         try {
@@ -147,12 +153,9 @@ public final class RocksStore implements AutoCloseable {
             RocksDB db = RocksDB.openReadOnly(database, checkpoint.toString(), families, handles);
             try (RocksIterator iterator = db.newIterator(handles.get(1), scan)) {
                 CheckpointSummary.Counter counter = new CheckpointSummary.Counter();
-                byte[] header = new byte[Record.HEADER_BYTES];
+                byte[] header = new byte[Record.MAX_HEADER_BYTES];
                 for (iterator.seekToFirst(); iterator.isValid(); iterator.next()) {
-                    if (iterator.value(header) < Record.HEADER_BYTES) {
-                        throw new StorageException("a record shorter than its header in the checkpoint " + checkpoint);
-                    }
-                    counter.add(RecordHeader.of(header));
+                    counter.add(headerOf(header, iterator.value(header), iterator));
                 }
                 iterator.status();
                 return counter.summary();
@@ -213,9 +216,24 @@ public final class RocksStore implements AutoCloseable {
      */
     public void write(byte[] key, Record record) {
         writing(() -> {
-            db.merge(records, options.writeOptions, key, record.encoded());
+            if (ExpiryIndex.indexed(record)) {
+                try (WriteBatch batch = new WriteBatch()) {
+                    add(batch, key, record);
+                    db.write(options.writeOptions, batch);
+                }
+            } else {
+                db.merge(records, options.writeOptions, key, record.encoded());
+            }
             return null;
         });
+    }
+
+    /** The record's merge, and for a live expiring one its entry in the expiry index, in the same batch. */
+    private void add(WriteBatch batch, byte[] key, Record record) throws RocksDBException {
+        batch.merge(records, key, record.encoded());
+        if (ExpiryIndex.indexed(record)) {
+            batch.put(expiryFamily, ExpiryIndex.entry(record.expiresAtMillis(), key), ExpiryIndex.NO_VALUE);
+        }
     }
 
     /**
@@ -230,7 +248,7 @@ public final class RocksStore implements AutoCloseable {
         writing(() -> {
             try (WriteBatch batch = new WriteBatch()) {
                 for (StoreOp.Write write : writes) {
-                    batch.merge(records, write.key(), write.record().encoded());
+                    add(batch, write.key(), write.record());
                 }
                 db.write(options.writeOptions, batch);
             }
@@ -288,18 +306,72 @@ public final class RocksStore implements AutoCloseable {
     public List<RecordHeader.Keyed> headers(byte[] start, int limit) {
         return whileOpen("scan failed", () -> {
             List<RecordHeader.Keyed> found = new ArrayList<>(Math.min(limit, 1024));
-            byte[] header = new byte[Record.HEADER_BYTES];
+            byte[] header = new byte[Record.MAX_HEADER_BYTES];
             try (ReadOptions scan = RocksOptions.scanOptions(); RocksIterator iterator = db.newIterator(records, scan)) {
                 for (iterator.seek(start); iterator.isValid() && found.size() < limit; iterator.next()) {
-                    if (iterator.value(header) < Record.HEADER_BYTES) {
-                        throw new StorageException("a record shorter than its header under key " + Arrays.toString(iterator.key()));
-                    }
-                    found.add(new RecordHeader.Keyed(iterator.key(), RecordHeader.of(header)));
+                    found.add(new RecordHeader.Keyed(iterator.key(), headerOf(header, iterator.value(header), iterator)));
                 }
                 iterator.status();
             }
             return found;
         });
+    }
+
+    /** The header of the record the iterator is on, its first bytes read into {@code header}; {@code length} is the record's. */
+    private static RecordHeader headerOf(byte[] header, int length, RocksIterator iterator) {
+        try {
+            return RecordHeader.of(header, length);
+        } catch (IllegalArgumentException e) {
+            throw new StorageException("a record shorter than its header under key " + Arrays.toString(iterator.key()) + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Reaps up to {@code limit} expiring records that expired by {@code deadlineMillis}, in
+     * one write: each key whose record is still a live value expiring when its index entry says
+     * gets a {@link Record#reaped} tombstone of the same version, merged, so the next compaction of
+     * the key drops the value's bytes; the index entries read are deleted, also those of keys
+     * written again since (their new record has an entry of its own). Takes the store for itself
+     * while it checks and writes, as {@link #deleteIfUnchanged} does, so no write of a key comes
+     * between its check and its index entry's deletion; callers keep {@code limit} small.
+     *
+     * @return the index entries read and the records reaped
+     */
+    public ExpiryIndex.Reaped reapExpired(long deadlineMillis, int limit) {
+        lifecycle.writeLock().lock();
+        try {
+            if (closed) {
+                throw new StoreClosedException();
+            }
+            int read = 0;
+            int reaped = 0;
+            try (Slice upperBound = new Slice(ExpiryIndex.upperBound(deadlineMillis));
+                 ReadOptions bounded = new ReadOptions().setIterateUpperBound(upperBound);
+                 RocksIterator iterator = db.newIterator(expiryFamily, bounded);
+                 WriteBatch batch = new WriteBatch()) {
+                for (iterator.seekToFirst(); iterator.isValid() && read < limit; iterator.next()) {
+                    byte[] entry = iterator.key();
+                    read++;
+                    batch.delete(expiryFamily, entry);
+                    byte[] key = ExpiryIndex.keyOf(entry);
+                    byte[] stored = db.get(records, options.pointReads, key);
+                    Record record = stored == null ? null : Record.decode(stored);
+                    if (record != null && !record.isTombstone() && record.expiresAtMillis() == ExpiryIndex.expiresAtOf(entry)) {
+                        batch.merge(records, key, Record.reaped(record).encoded());
+                        reaped++;
+                    }
+                }
+                iterator.status();
+                if (read > 0) {
+                    db.write(options.writeOptions, batch);
+                }
+            }
+            return new ExpiryIndex.Reaped(read, reaped);
+        } catch (RocksDBException e) {
+            throw failure("reaping expired records failed", e);
+        } finally {
+            lifecycle.writeLock().unlock();
+        }
     }
 
     /**
@@ -376,7 +448,7 @@ public final class RocksStore implements AutoCloseable {
     public BackgroundWork backgroundWork() {
         return whileOpen("cannot read RocksDB's compaction statistics", () -> {
             BackgroundWork sum = BackgroundWork.NONE;
-            for (ColumnFamilyHandle family : List.of(legacy, records, hintsFamily, metaFamily)) {
+            for (ColumnFamilyHandle family : List.of(legacy, records, hintsFamily, metaFamily, expiryFamily)) {
                 sum = sum.plus(BackgroundWork.of(db.getMapProperty(family, BackgroundWork.PROPERTY)));
             }
             return sum;
@@ -450,6 +522,7 @@ public final class RocksStore implements AutoCloseable {
             records.close();
             hintsFamily.close();
             metaFamily.close();
+            expiryFamily.close();
             db.close();
             options.close();
         } finally {

@@ -60,14 +60,14 @@ class RecordTest {
     @Test
     void aRecordKeepsTheFromOfItsWriteBesideItsTombstoneFlag() {
         Record value = Record.value(new Version(5, 1), 3, Record.newValueArray(0));
-        Record tombstone = Record.tombstone(new Version(5, 1), 127);
+        Record tombstone = Record.tombstone(new Version(5, 1), 63);
 
         assertThat(Record.decode(value.encoded()).from()).isEqualTo(3);
         assertThat(Record.decode(value.encoded()).isTombstone()).isFalse();
-        assertThat(Record.decode(tombstone.encoded()).from()).isEqualTo(127);
+        assertThat(Record.decode(tombstone.encoded()).from()).isEqualTo(63);
         assertThat(Record.decode(tombstone.encoded()).isTombstone()).isTrue();
         assertThat(TestStores.value(1, "x").from()).as("a record that does not say").isEqualTo(Record.UNKNOWN_FROM);
-        assertThatThrownBy(() -> Record.tombstone(new Version(5, 1), 128)).hasMessageContaining("0 to 127");
+        assertThatThrownBy(() -> Record.tombstone(new Version(5, 1), 64)).hasMessageContaining("0 to 63");
     }
 
     @Test
