@@ -116,6 +116,23 @@ class ExpiryApiTest {
         assertThat(cluster.client(0).send("DELETE", "/v0/entity?id=x&ttl=5", BodyPublishers.noBody()).statusCode()).isEqualTo(400);
     }
 
+    /** A conditional PUT keeps its ttl, and an expired key is absent to If-None-Match: *, as a deleted one is. */
+    @Test
+    void aConditionalPutKeepsItsTtlAndAnExpiredKeyCountsAsAbsentToItsCondition() {
+        String key = "conditional-ttl";
+        String target = KvClient.entity(key, "2/3") + "&ttl=1";
+        var created = cluster.client(0).send("PUT", target, BodyPublishers.ofString("first"), "If-None-Match", "*");
+        assertThat(created.statusCode()).as(text(created)).isEqualTo(201);
+        assertThat(cluster.client(1).send("PUT", target, BodyPublishers.ofString("second"), "If-None-Match", "*").statusCode())
+                .as("the key exists until it expires").isEqualTo(412);
+
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(100))
+                .untilAsserted(() -> assertThat(cluster.client(2).get(key, "2/3").statusCode()).isEqualTo(404));
+        var again = cluster.client(1).send("PUT", KvClient.entity(key, "2/3"), BodyPublishers.ofString("after expiry"), "If-None-Match", "*");
+        assertThat(again.statusCode()).as(text(again)).isEqualTo(201);
+        assertThat(text(cluster.client(2).get(key, "2/3"))).isEqualTo("after expiry");
+    }
+
     @Test
     void aPutWithoutTtlOverAnExpiringOneNeverExpires() throws Exception {
         assertThat(putWithTtl(0, "renewed", "brief", "1", "3/3").statusCode()).isEqualTo(201);
