@@ -4,11 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.NodeProcess;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.time.Duration;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -58,7 +60,7 @@ class ConcurrentLargeReadsIT {
                     done.add(clients.submit(() -> {
                         for (int read = next.getAndIncrement(); read < READS; read = next.getAndIncrement()) {
                             int value = read % VALUES;
-                            HttpResponse<byte[]> response = nodes.get(read % 3).client().get(key(value), "3/3");
+                            HttpResponse<byte[]> response = readOrExplain(nodes, read % 3, key(value));
                             statuses.computeIfAbsent(response.statusCode(), status -> new AtomicInteger()).incrementAndGet();
                             if (response.statusCode() == 200) {
                                 assertThat(response.body()).as(key(value)).isEqualTo(valueOf(value));
@@ -92,6 +94,20 @@ class ConcurrentLargeReadsIT {
             for (NodeProcess node : nodes) {
                 node.close();
             }
+        }
+    }
+
+    /**
+     * The read, or, when the node cannot be reached, a failure that says whether its process is
+     * still alive and how its log ends (an OutOfMemoryError ends it with -XX:+ExitOnOutOfMemoryError).
+     */
+    private HttpResponse<byte[]> readOrExplain(List<NodeProcess> nodes, int node, String key) throws IOException {
+        try {
+            return nodes.get(node).client().get(key, "3/3");
+        } catch (UncheckedIOException unreachable) {
+            List<String> log = Files.readAllLines(dir.resolve("n" + node + ".log"));
+            throw new AssertionError("node " + node + " (" + nodes.get(node).url() + ") could not be reached; alive: " + nodes.get(node).isAlive()
+                    + "; its log ends with:\n" + String.join("\n", log.subList(Math.max(0, log.size() - 30), log.size())), unreachable);
         }
     }
 
