@@ -2,12 +2,14 @@ package dev.kvlab.api;
 
 import static dev.kvlab.testing.KvClient.text;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.RawHttp;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
+import java.time.Duration;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.context.SpringBootTest;
@@ -215,9 +217,10 @@ class ConditionalRequestsTest {
         get("metered-condition", "If-None-Match", tag);
         put("metered-condition", "w", "If-Match", "\"stale\"");
 
-        String metrics = text(KvClient.onPort(managementPort).send("GET", "/actuator/prometheus", BodyPublishers.noBody()));
-        assertThat(metrics)
+        // An answer is counted once it has been sent, so the scrape may come a moment before it.
+        await().atMost(Duration.ofSeconds(5)).untilAsserted(() -> assertThat(
+                text(KvClient.onPort(managementPort).send("GET", "/actuator/prometheus", BodyPublishers.noBody())))
                 .contains("kvlab_requests_seconds_count{application=\"kvlab\",operation=\"get\",status=\"304\"}")
-                .contains("kvlab_requests_seconds_count{application=\"kvlab\",operation=\"put\",status=\"412\"}");
+                .contains("kvlab_requests_seconds_count{application=\"kvlab\",operation=\"put\",status=\"412\"}"));
     }
 }
