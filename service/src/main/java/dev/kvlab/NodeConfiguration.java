@@ -8,6 +8,7 @@ import dev.kvlab.cluster.DnsjavaSrvLookup;
 import dev.kvlab.cluster.StaticTopologyProvider;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
+import dev.kvlab.memory.HeapRegions;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.memory.MemoryProperties;
 import dev.kvlab.peer.PeerClient;
@@ -88,7 +89,9 @@ class NodeConfiguration {
     /** The bytes of values the node holds for requests in flight, over every path: one budget for the heap. */
     @Bean
     MemoryBudget memoryBudget(MemoryProperties memory, ApiProperties api, MeterRegistry registry) {
-        MemoryBudget budget = new MemoryBudget(memory.bytesInFlight(Runtime.getRuntime().maxMemory(), api.largestBody()));
+        long regionBytes = HeapRegions.humongousRegionBytes();
+        long smallest = MemoryBudget.footprint(api.largestBody(), regionBytes);
+        MemoryBudget budget = new MemoryBudget(memory.bytesInFlight(Runtime.getRuntime().maxMemory(), smallest), regionBytes);
         Gauge.builder("kvlab.memory.held", budget, MemoryBudget::held)
                 .description("Bytes of values the node holds for requests in flight; at kvlab.memory.max-bytes-in-flight, requests get 503")
                 .baseUnit("bytes")

@@ -10,14 +10,42 @@ import java.util.concurrent.atomic.AtomicLong;
  * done with them; a request that finds no room fails with {@link OverBudgetException} (503) instead
  * of running the heap out. Without this bound a burst of clients reading or writing large values
  * exhausts the heap and the node dies, or lives on half-broken.
+ *
+ * <p>What is counted is what the bytes take of the heap: under G1 an array of half a heap region or
+ * more is humongous and occupies whole regions, so a value of 1 MiB and its record header takes two
+ * 1 MiB regions of a small heap. Counted as its bytes, a budget of a quarter of the heap could
+ * pin half of it in such values, and a burst of large reads ran a 128 MiB node out of heap.
  */
 public final class MemoryBudget {
 
     private final long limit;
+    private final long regionBytes;
     private final AtomicLong held = new AtomicLong();
 
+    /** A budget that counts bytes as they are. */
     public MemoryBudget(long limit) {
+        this(limit, 0);
+    }
+
+    /**
+     * A budget that counts a holding of half a heap region or more as the whole regions it
+     * occupies ({@code regionBytes}; 0 when the collector has no humongous regions).
+     */
+    public MemoryBudget(long limit, long regionBytes) {
         this.limit = limit;
+        this.regionBytes = regionBytes;
+    }
+
+    private long footprint(long bytes) {
+        return footprint(bytes, regionBytes);
+    }
+
+    /** What {@code bytes} take of a heap of {@code regionBytes} regions: whole regions for a humongous array. */
+    public static long footprint(long bytes, long regionBytes) {
+        if (regionBytes <= 0 || bytes < regionBytes / 2) {
+            return bytes;
+        }
+        return (bytes + regionBytes - 1) / regionBytes * regionBytes;
     }
 
     /** A share for one request (or one batch from a peer): empty, then grown as values arrive. */
@@ -58,13 +86,14 @@ public final class MemoryBudget {
         private Lease() {
         }
 
-        /** Takes {@code more} bytes; false, and nothing taken, when the budget has no room (or the lease is released). */
+        /** Takes {@code more} bytes (their heap footprint); false, and nothing taken, when the budget has no room (or the lease is released). */
         public boolean tryHold(long more) {
+            long footprint = footprint(more);
             synchronized (this) {
-                if (users == 0 || !take(more)) {
+                if (users == 0 || !take(footprint)) {
                     return false;
                 }
-                bytes.addAndGet(more);
+                bytes.addAndGet(footprint);
                 return true;
             }
         }

@@ -11,6 +11,21 @@ class MemoryBudgetTest {
     static final long MIB = 1024 * 1024;
 
     @Test
+    void aHoldingOfHalfARegionOrMoreTakesTheWholeRegionsItOccupies() {
+        MemoryBudget budget = new MemoryBudget(8 * MIB, MIB);
+        MemoryBudget.Lease large = budget.lease();
+        large.hold(MIB + 13);
+        assertThat(budget.held()).as("a 1 MiB value and its header span two 1 MiB regions").isEqualTo(2 * MIB);
+        MemoryBudget.Lease small = budget.lease();
+        small.hold(100 * 1024);
+        assertThat(budget.held()).as("an array under half a region is counted as its bytes").isEqualTo(2 * MIB + 100 * 1024);
+        assertThat(budget.lease().tryHold(5 * MIB + MIB / 2)).as("5.5 MiB takes six regions: 8.1 MiB, over the 8 MiB limit").isFalse();
+        assertThat(budget.lease().tryHold(5 * MIB)).as("5 MiB takes five: 7.1 MiB").isTrue();
+        large.release();
+        assertThat(budget.held()).as("the two regions given back").isEqualTo(5 * MIB + 100 * 1024);
+    }
+
+    @Test
     void leasesShareTheLimitAndGiveTheirBytesBack() {
         MemoryBudget budget = new MemoryBudget(100);
         MemoryBudget.Lease first = budget.lease();
