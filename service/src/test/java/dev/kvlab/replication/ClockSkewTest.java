@@ -27,11 +27,7 @@ class ClockSkewTest {
     @BeforeAll
     static void startCluster() throws Exception {
         cluster = InProcessCluster.start(3, Map.of("kvlab.replication.timeout", "2s", "kvlab.cluster.max-clock-skew", "10m"),
-                node -> Map.of("kvlab.cluster.clock-offset", switch (node) {
-                    case FAST -> "3m";
-                    case SLOW -> "-3m";
-                    default -> "0s";
-                }));
+                InProcessCluster.clockOffsets("3m", "0s", "-3m"));
     }
 
     @AfterAll

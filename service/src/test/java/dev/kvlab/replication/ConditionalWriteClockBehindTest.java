@@ -29,11 +29,7 @@ class ConditionalWriteClockBehindTest {
     static void startCluster() throws Exception {
         cluster = InProcessCluster.start(3, Map.of("kvlab.replication.timeout", "2s",
                         "kvlab.heal.hints.enabled", "false", "kvlab.heal.repair.enabled", "false"),
-                node -> Map.of("kvlab.cluster.clock-offset", switch (node) {
-                    case BEHIND -> "-50s";
-                    case AHEAD -> "50s";
-                    default -> "0s";
-                }));
+                InProcessCluster.clockOffsets("-50s", "0s", "50s"));
     }
 
     @AfterAll

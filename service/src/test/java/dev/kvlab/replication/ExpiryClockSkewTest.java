@@ -29,11 +29,7 @@ class ExpiryClockSkewTest {
     @BeforeAll
     static void startCluster() throws Exception {
         cluster = InProcessCluster.start(3, Map.of("kvlab.replication.timeout", "2s", "kvlab.cluster.max-clock-skew", "30s"),
-                node -> Map.of("kvlab.cluster.clock-offset", switch (node) {
-                    case FAST -> "10s";
-                    case SLOW -> "-10s";
-                    default -> "0s";
-                }));
+                InProcessCluster.clockOffsets("10s", "0s", "-10s"));
     }
 
     @AfterAll

@@ -85,6 +85,11 @@ public final class InProcessCluster implements AutoCloseable {
         return start(size, false, properties, nodeProperties);
     }
 
+    /** Per-node settings that run node {@code i}'s clock {@code offsets[i]} ahead (negative: behind), for {@link #start(int, Map, IntFunction)}. */
+    public static IntFunction<Map<String, String>> clockOffsets(String... offsets) {
+        return node -> Map.of("kvlab.cluster.clock-offset", offsets[node]);
+    }
+
     private static InProcessCluster start(int size, boolean replicaPorts, Map<String, String> properties) throws IOException {
         return start(size, replicaPorts, properties, node -> Map.of());
     }
