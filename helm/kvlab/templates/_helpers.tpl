@@ -273,6 +273,8 @@ binding of kvlab.backup.*). The S3 credentials are files from the mounted Secret
   value: {{ .Values.backup.maxAge | quote }}
 - name: KVLAB_BACKUP_TIMEOUT
   value: {{ printf "%ds" (int .Values.backup.timeoutSeconds) | quote }}
+- name: KVLAB_BACKUP_MAXBYTESPERSECOND
+  value: {{ .Values.backup.maxBytesPerSecond | quote }}
 {{- if .Values.backup.target }}
 {{- with .Values.backup.s3.endpoint }}
 - name: KVLAB_BACKUP_S3_ENDPOINT

@@ -47,8 +47,9 @@ public class BackupConfiguration {
 
     @Bean
     NodeSnapshots nodeSnapshots(LocalStore store, StorageProperties storage, ConfiguredTarget target, BackupThread thread,
-                                BackupStatus status, WallClock clock) {
-        NodeSnapshots snapshots = new NodeSnapshots(store, storage.dir().toAbsolutePath(), target, thread, status, clock, kvlabVersion());
+                                BackupStatus status, WallClock clock, BackupProperties properties) {
+        NodeSnapshots snapshots = new NodeSnapshots(store, storage.dir().toAbsolutePath(), target, thread,
+                new BackupPace(properties.maxBytesPerSecond().toBytes()), status, clock, kvlabVersion());
         snapshots.removeLeftoversSoon();
         return snapshots;
     }

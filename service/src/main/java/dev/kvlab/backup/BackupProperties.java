@@ -6,6 +6,7 @@ import jakarta.validation.constraints.NotNull;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
 import org.springframework.validation.annotation.Validated;
 
 /**
@@ -17,6 +18,9 @@ import org.springframework.validation.annotation.Validated;
  * @param keepLast complete backups kept at the most, the newest; 0 keeps them all
  * @param maxAge   complete backups older than this are removed (the newest is always kept); 0: no limit
  * @param timeout  how long a node's part of a backup may take, its snapshot and its upload
+ * @param maxBytesPerSecond  how fast a node's part reads its snapshot, to checksum, count and upload
+ *                 it, so that it takes a steady share of the disk and a core from serving (as
+ *                 RocksDB's backup engine's rate limit); 0: as fast as it can
  */
 @Validated
 @ConfigurationProperties("kvlab.backup")
@@ -25,7 +29,11 @@ public record BackupProperties(
         @NotNull @Valid @DefaultValue S3 s3,
         @Min(0) @DefaultValue("7") int keepLast,
         @NotNull @DefaultValue("0s") Duration maxAge,
-        @NotNull @DefaultValue("1h") Duration timeout) {
+        @NotNull @DefaultValue("1h") Duration timeout,
+        @NotNull @DefaultValue("32MB") DataSize maxBytesPerSecond) {
+
+    /** {@code max-bytes-per-second}'s default. */
+    public static final DataSize DEFAULT_PACE = DataSize.ofMegabytes(32);
 
     public boolean enabled() {
         return !target.isBlank();

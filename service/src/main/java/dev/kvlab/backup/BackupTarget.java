@@ -17,8 +17,8 @@ public interface BackupTarget extends AutoCloseable {
 
     boolean exists(String key) throws IOException;
 
-    /** Stores the file's bytes under {@code key}, replacing any object there. */
-    void put(String key, Path file) throws IOException;
+    /** Stores the file's bytes under {@code key}, replacing any object there; the file is read at {@code pace}. */
+    void put(String key, Path file, BackupPace pace) throws IOException;
 
     void put(String key, byte[] bytes) throws IOException;
 

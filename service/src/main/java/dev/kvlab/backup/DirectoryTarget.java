@@ -36,10 +36,12 @@ public final class DirectoryTarget implements BackupTarget {
     }
 
     @Override
-    public void put(String key, Path file) throws IOException {
+    public void put(String key, Path file, BackupPace pace) throws IOException {
         Path target = path(key);
         Path partial = partial(target);
-        Files.copy(file, partial, StandardCopyOption.REPLACE_EXISTING);
+        try (InputStream in = pace.paced(Files.newInputStream(file))) {
+            Files.copy(in, partial, StandardCopyOption.REPLACE_EXISTING);
+        }
         publish(partial, target);
     }
 

@@ -16,23 +16,39 @@ import java.util.Set;
  * once written and their names are never reused by the store, so their digests are remembered by
  * name and size and a file is read once, not at every backup; the other files (CURRENT, MANIFEST,
  * OPTIONS, a WAL) are small and are read every time. Only the files of the last snapshot are
- * remembered. Not thread-safe: one backup thread uses it.
+ * remembered. Files are read at the backup's pace. Not thread-safe: one backup thread uses it.
  */
 public final class FileDigests {
 
     private static final int BUFFER_BYTES = 256 * 1024;
+    private final BackupPace pace;
     private Map<String, String> immutable = new HashMap<>();
 
-    /** The hex SHA-256 of {@code file}'s content. */
+    public FileDigests(BackupPace pace) {
+        this.pace = pace;
+    }
+
+    /** The hex SHA-256 of {@code file}'s content, read as fast as the disk allows. */
     public static String sha256(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            return sha256(in);
+        }
+    }
+
+    private static String sha256(InputStream in) throws IOException {
         MessageDigest digest = newDigest();
         byte[] buffer = new byte[BUFFER_BYTES];
-        try (InputStream in = Files.newInputStream(file)) {
-            for (int read; (read = in.read(buffer)) >= 0; ) {
-                digest.update(buffer, 0, read);
-            }
+        for (int read; (read = in.read(buffer)) >= 0; ) {
+            digest.update(buffer, 0, read);
         }
         return HexFormat.of().formatHex(digest.digest());
+    }
+
+    /** The hex SHA-256 of {@code file}'s content, read at the pace. */
+    private String pacedSha256(Path file) throws IOException {
+        try (InputStream in = pace.paced(Files.newInputStream(file))) {
+            return sha256(in);
+        }
     }
 
     /** The hex SHA-256 of {@code bytes}. */
@@ -44,12 +60,12 @@ public final class FileDigests {
     public String of(Path file, long bytes) throws IOException {
         String name = file.getFileName().toString();
         if (!isImmutable(name)) {
-            return sha256(file);
+            return pacedSha256(file);
         }
         String key = name + "/" + bytes;
         String known = immutable.get(key);
         if (known == null) {
-            known = sha256(file);
+            known = pacedSha256(file);
             immutable.put(key, known);
         }
         return known;

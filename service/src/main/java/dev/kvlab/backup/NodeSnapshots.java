@@ -23,8 +23,9 @@ import reactor.core.publisher.Mono;
 /**
  * Takes this node's part of a backup, on the backup thread: a RocksDB checkpoint in a directory
  * inside the storage directory (a flush and hard links, beside the node's reads and writes); then
- * the checksum of every file, its records counted, the files the target lacks uploaded as blobs,
- * the node's manifest written, and the checkpoint deleted. One part at a time.
+ * the checksum of every file, its records counted, the files the target lacks uploaded as blobs
+ * (these three read at the backup's {@link BackupPace}), the node's manifest written, and the
+ * checkpoint deleted. One part at a time.
  */
 public final class NodeSnapshots {
 
@@ -39,15 +40,18 @@ public final class NodeSnapshots {
     private final BackupStatus status;
     private final LongSupplier wallMillis;
     private final String kvlabVersion;
-    private final FileDigests digests = new FileDigests();
+    private final BackupPace pace;
+    private final FileDigests digests;
     private final AtomicBoolean taking = new AtomicBoolean();
 
-    public NodeSnapshots(LocalStore store, Path storageDir, ConfiguredTarget target, BackupThread thread, BackupStatus status,
-                         LongSupplier wallMillis, String kvlabVersion) {
+    public NodeSnapshots(LocalStore store, Path storageDir, ConfiguredTarget target, BackupThread thread, BackupPace pace,
+                         BackupStatus status, LongSupplier wallMillis, String kvlabVersion) {
         this.store = store;
         this.storageDir = storageDir.toAbsolutePath().normalize();
         this.target = target;
         this.thread = thread;
+        this.pace = pace;
+        this.digests = new FileDigests(pace);
         this.status = status;
         this.wallMillis = wallMillis;
         this.kvlabVersion = kvlabVersion;
@@ -108,14 +112,14 @@ public final class NodeSnapshots {
                 bytes += size;
             }
             digests.retainOnly(seen);
-            CheckpointSummary records = RocksStore.summarize(checkpoint);
+            CheckpointSummary records = RocksStore.summarize(checkpoint, pace.taker());
             long uploaded = 0;
             for (int i = 0; i < files.size(); i++) {
                 FileEntry file = files.get(i);
                 String key = BackupLayout.blob(file.sha256());
                 // Incremental: a blob is named by its content, so one stored already is this file.
                 if (!to.exists(key)) {
-                    to.put(key, paths.get(i));
+                    to.put(key, paths.get(i), pace);
                     uploaded += file.bytes();
                     status.uploaded(file.bytes());
                 }

@@ -50,6 +50,7 @@ public final class S3Target implements BackupTarget {
     static final int LIST_PAGE = 1000;
     /** S3's limit of parts in one upload. */
     private static final int MAX_PARTS = 10_000;
+    private static final String OCTET_STREAM = "application/octet-stream";
     /**
      * 10 s to connect; a connection that sends nothing for 60 s is dead; an attempt, which sends at
      * most {@link #MULTIPART_THRESHOLD} bytes, may take 10 minutes (0.25 MB/s); a call with its
@@ -140,13 +141,14 @@ public final class S3Target implements BackupTarget {
     }
 
     @Override
-    public void put(String key, Path file) throws IOException {
+    public void put(String key, Path file, BackupPace pace) throws IOException {
         long size = Files.size(file);
         try {
             if (size <= multipartThreshold) {
-                s3.putObject(request -> request.bucket(bucket).key(prefix + key), RequestBody.fromFile(file));
+                s3.putObject(request -> request.bucket(bucket).key(prefix + key),
+                        RequestBody.fromContentProvider(new FilePart(file, 0, size, pace), size, OCTET_STREAM));
             } else {
-                putInParts(prefix + key, file, size);
+                putInParts(prefix + key, file, size, pace);
             }
         } catch (SdkException e) {
             throw failure("store", key, e);
@@ -162,7 +164,7 @@ public final class S3Target implements BackupTarget {
         }
     }
 
-    private void putInParts(String object, Path file, long size) {
+    private void putInParts(String object, Path file, long size, BackupPace pace) {
         long part = Math.max(partBytes, Math.ceilDiv(size, MAX_PARTS));
         String upload = s3.createMultipartUpload(request -> request.bucket(bucket).key(object)).uploadId();
         try {
@@ -172,8 +174,7 @@ public final class S3Target implements BackupTarget {
                 long length = Math.min(part, size - offset);
                 String etag = s3.uploadPart(request -> request.bucket(bucket).key(object).uploadId(upload)
                                 .partNumber(number).contentLength(length),
-                        RequestBody.fromContentProvider(new FilePart(file, offset, length), length,
-                                "application/octet-stream")).eTag();
+                        RequestBody.fromContentProvider(new FilePart(file, offset, length, pace), length, OCTET_STREAM)).eTag();
                 parts.add(CompletedPart.builder().partNumber(number).eTag(etag).build());
             }
             s3.completeMultipartUpload(request -> request.bucket(bucket).key(object).uploadId(upload)
@@ -251,14 +252,14 @@ public final class S3Target implements BackupTarget {
         return new IOException("cannot " + what + " " + key + " in " + description + ": " + why, e);
     }
 
-    /** {@code length} bytes of a file from {@code offset}: one part of an upload, readable again for a retry. */
-    private record FilePart(Path file, long offset, long length) implements ContentStreamProvider {
+    /** {@code length} bytes of a file from {@code offset}, read at {@code pace}: an upload or a part of one, readable again for a retry. */
+    private record FilePart(Path file, long offset, long length, BackupPace pace) implements ContentStreamProvider {
 
         @Override
         public InputStream newStream() {
             try {
                 FileChannel channel = FileChannel.open(file, StandardOpenOption.READ).position(offset);
-                return new BoundedStream(Channels.newInputStream(channel), length);
+                return pace.paced(new BoundedStream(Channels.newInputStream(channel), length));
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException("cannot read " + file + ": " + e.getMessage(), e);
             }

@@ -11,6 +11,7 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.ReadWriteLock;
 import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.function.LongConsumer;
 import org.rocksdb.Checkpoint;
 import org.rocksdb.ColumnFamilyDescriptor;
 import org.rocksdb.ColumnFamilyOptions;
@@ -140,9 +141,10 @@ public final class RocksStore implements AutoCloseable {
     /**
      * The records of a checkpoint ({@link #checkpoint}), read from it opened read-only, apart from
      * any open store: how many, how many tombstones, and the range of their versions. Reads every
-     * record's header, without filling a block cache; blocking, for a thread of its own.
+     * record's header, without filling a block cache; blocking, for a thread of its own, which
+     * {@code paced} is told of each record's bytes read (and may hold back).
      */
-    public static CheckpointSummary summarize(Path checkpoint) {
+    public static CheckpointSummary summarize(Path checkpoint, LongConsumer paced) {
         List<ColumnFamilyHandle> handles = new ArrayList<>();
         try (ColumnFamilyOptions family = new ColumnFamilyOptions().setMergeOperatorName("max");
              DBOptions database = new DBOptions();
@@ -155,7 +157,9 @@ public final class RocksStore implements AutoCloseable {
                 CheckpointSummary.Counter counter = new CheckpointSummary.Counter();
                 byte[] header = new byte[Record.MAX_HEADER_BYTES];
                 for (iterator.seekToFirst(); iterator.isValid(); iterator.next()) {
-                    counter.add(headerOf(header, iterator.value(header), iterator));
+                    int length = iterator.value(header);
+                    counter.add(headerOf(header, length, iterator));
+                    paced.accept(length);
                 }
                 iterator.status();
                 return counter.summary();

@@ -16,7 +16,7 @@ class BackupTargetsTest {
     Path dir;
 
     private static BackupProperties properties(String target, BackupProperties.S3 s3) {
-        return new BackupProperties(target, s3, 7, Duration.ZERO, Duration.ofHours(1));
+        return new BackupProperties(target, s3, 7, Duration.ZERO, Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
     }
 
     private static BackupProperties.S3 keys(String access, String accessFile, String secret, String secretFile) {

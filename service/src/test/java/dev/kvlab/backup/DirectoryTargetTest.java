@@ -22,7 +22,7 @@ class DirectoryTargetTest {
         DirectoryTarget target = new DirectoryTarget(dir.resolve("backups"));
         Path source = Files.writeString(dir.resolve("source"), "first");
 
-        target.put("blobs/aa", source);
+        target.put("blobs/aa", source, BackupPace.unlimited());
         target.put("blobs/aa", "second".getBytes());
 
         assertThat(target.exists("blobs/aa")).isTrue();

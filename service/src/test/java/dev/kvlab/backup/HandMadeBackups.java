@@ -76,7 +76,7 @@ final class HandMadeBackups {
                     continue; // not in a checkpoint
                 }
                 String sha256 = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
-                target.put(BackupLayout.blob(sha256), file);
+                target.put(BackupLayout.blob(sha256), file, BackupPace.unlimited());
                 files.add(new FileEntry(name, Files.size(file), sha256));
                 bytes += Files.size(file);
             }

@@ -82,7 +82,7 @@ class ManifestsTest {
 
     @Test
     void aTableFileIsReadOnceButAFileThatChangesUnderItsNameIsReadEveryTime() throws IOException {
-        FileDigests digests = new FileDigests();
+        FileDigests digests = new FileDigests(BackupPace.unlimited());
         Path table = Files.writeString(dir.resolve("000012.sst"), "abc");
         Path current = Files.writeString(dir.resolve("CURRENT"), "abc");
         assertThat(digests.of(table, 3)).isEqualTo(SHA_ABC);

@@ -46,7 +46,7 @@ class S3TargetTest {
     /** A target under a prefix of its own, so the tests do not see each other's objects. */
     private static BackupProperties properties(String prefix, String accessKey, String secretKey) {
         return new BackupProperties("s3://" + S3Server.BUCKET + "/" + prefix, server.settings(accessKey, secretKey), 7,
-                java.time.Duration.ZERO, java.time.Duration.ofHours(1));
+                java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
     }
 
     private static BackupTarget open(String prefix) {
@@ -60,7 +60,7 @@ class S3TargetTest {
             assertThat(target.describe()).isEqualTo("s3://kvlab/" + prefix + " at " + server.endpoint);
             Path file = dir.resolve("file");
             Files.writeString(file, "a file's bytes");
-            target.put("blobs/b", file);
+            target.put("blobs/b", file, BackupPace.unlimited());
             target.put("blobs/a", "some bytes".getBytes(StandardCharsets.UTF_8));
             target.put("backups/x/backup.json", "{}".getBytes(StandardCharsets.UTF_8));
             other.put("blobs/c", new byte[3]);
@@ -115,8 +115,11 @@ class S3TargetTest {
         Files.write(file, bytes);
         var client = S3Target.client(server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY), S3Server.ACCESS_KEY,
                 S3Server.SECRET_KEY, S3Target.TIMEOUTS);
+        java.util.concurrent.atomic.AtomicLong waited = new java.util.concurrent.atomic.AtomicLong();
+        BackupPace pace = new BackupPace(part, System::nanoTime, waited::addAndGet); // waits counted, not slept
         try (S3Target target = new S3Target(client, S3Server.BUCKET, prefix, "test", part, part, 1000)) {
-            target.put("blobs/big", file);
+            target.put("blobs/big", file, pace);
+            assertThat(waited.get()).as("the parts were read at the pace").isGreaterThan(0);
             assertThat(target.read("blobs/big")).isEqualTo(bytes);
             assertThat(target.list("blobs/")).extracting(BackupTarget.StoredObject::bytes).containsExactly((long) bytes.length);
             // A multipart upload's ETag ends with its number of parts.
@@ -137,7 +140,7 @@ class S3TargetTest {
     @Test
     void aBucketThatDoesNotExistIsNamed() {
         BackupProperties properties = new BackupProperties("s3://no-such-bucket-here",
-                server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY), 7, java.time.Duration.ZERO, java.time.Duration.ofHours(1));
+                server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY), 7, java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
         try (BackupTarget target = BackupTargets.open(properties)) {
             assertThatThrownBy(() -> target.put("blobs/a", new byte[1])).isInstanceOf(IOException.class)
                     .hasMessageContaining("no-such-bucket-here");
@@ -153,7 +156,7 @@ class S3TargetTest {
         String prefix = "t-" + UUID.randomUUID();
         BackupProperties properties = new BackupProperties("s3://" + S3Server.BUCKET + "/" + prefix,
                 new BackupProperties.S3(server.endpoint, "us-east-1", true, "", access.toString(), "", secret.toString()),
-                7, java.time.Duration.ZERO, java.time.Duration.ofHours(1));
+                7, java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
         try (BackupTarget target = BackupTargets.open(properties)) {
             assertThatThrownBy(() -> target.list("")).isInstanceOf(IOException.class);
         }
@@ -188,7 +191,7 @@ class S3TargetTest {
     @Test
     void aDirectoryIsAnythingElse() {
         BackupProperties properties = new BackupProperties(dir.toString(), server.settings("", ""), 7,
-                java.time.Duration.ZERO, java.time.Duration.ofHours(1));
+                java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
         try (BackupTarget target = BackupTargets.open(properties)) {
             assertThat(target).isInstanceOf(DirectoryTarget.class);
         }
