@@ -47,7 +47,7 @@ public class ApiRoutes {
         return RouterFunctions.route()
                 .route(path(EntityHandler.PATH), methodNotAllowed("GET, HEAD, PUT, DELETE"))
                 .route(path(RangeHandler.PATH), methodNotAllowed("GET"))
-                .route(path(MultiGetHandler.PATH), methodNotAllowed("POST"))
+                .route(path(MultiGetHandler.PATH), methodNotAllowed("GET, POST"))
                 .route(path(BatchHandler.PATH), methodNotAllowed("POST"))
                 .route(path(STATUS_PATH), methodNotAllowed("GET, HEAD"))
                 .build();
