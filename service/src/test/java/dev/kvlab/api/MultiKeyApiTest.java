@@ -167,6 +167,21 @@ class MultiKeyApiTest {
     }
 
     @Test
+    void aRequestLineLongerThanTheServerTakesIs414WithAMessage() throws Exception {
+        // server.netty.max-initial-line-length is 16KB: just over it, and far over it (the whole line sent before reading).
+        for (int length : new int[] {16 * 1024 + 1, 64 * 1024, 8 * 1024 * 1024}) {
+            StringBuilder target = new StringBuilder("/v0/entities/get?id=long-0");
+            for (int i = 1; target.length() < length; i++) {
+                target.append("&id=long-").append(i);
+            }
+            RawHttp.Response response = RawHttp.get(port, target.toString());
+            assertStatus(response, 414, "request line", "server.netty.max-initial-line-length", "POST");
+            assertThat(response.headers()).containsEntry("connection", "close");
+        }
+        assertThat(client.get("long-0").statusCode()).as("the node serves on").isEqualTo(404);
+    }
+
+    @Test
     void aPostListsItsKeysInTheBodyNotInTheQuery() throws Exception {
         assertStatus(post(port, "/v0/entities/get?id=a", keys("b")), 400, "in the body");
     }
