@@ -21,17 +21,18 @@ import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
 
 /**
- * {@code POST /v0/entities/get}, the keys listed in the body, and {@code GET /v0/entities/get?id=..&id=..},
- * the keys in the query ({@link KeyList}); from there on one code path: each key read through the
- * coordinator as a GET of it alone would be (its {@code ack/from}, read repair), answered in the
- * order asked, in a range's format with each key's status ({@link MultiGetFormat}).
+ * {@code POST /v0/entities/get}, the keys listed in the body, and
+ * {@code GET /v0/entities/get?id=..&id=..}, the keys in the query ({@link KeyList}); from there on
+ * one code path: each key read through the coordinator as a GET of it alone would be (its
+ * {@code ack/from}, read repair), answered in the order asked, in a range's format with each key's
+ * status ({@link MultiGetFormat}).
  *
  * <p>Bounded: the body by {@code kvlab.api.multi-key.max-keys} and held on the memory budget while
- * the request runs (a query's keys are bounded by
- * the request line, {@code server.netty.max-initial-line-length}, and the same limit); at most {@code window} keys are read at once, each answer's bytes held on the
- * budget until written out; the next key is read only as the client takes the answers (a slow
- * client stops the reads, nothing piles up); and the stream takes its room like a range does
- * ({@link StreamAdmission}).
+ * the request runs (a query by the same limit and by the request line's,
+ * {@code server.netty.max-initial-line-length}); at most {@code window} keys are read at once, each
+ * answer's bytes held on the budget until written out; the next key is read only as the client
+ * takes the answers (a slow client stops the reads, nothing piles up); and the stream takes its
+ * room like a range does ({@link StreamAdmission}).
  */
 final class MultiGetHandler {
 
@@ -68,7 +69,8 @@ final class MultiGetHandler {
         ReplicaCount replicas = Satisfiable.check(RequestParameters.replicas(query), topology);
         RangeFormat format = RangeFormat.negotiate(RangeHandler.accepted(request));
         KeyList.noneInQuery(query);
-        return bodies.read(request, (body, bodyLease) -> multiGet(KeyList.parse(body, Record.HEADER_BYTES, limits.maxKeys()), replicas, format, response));
+        return bodies.read(request, (body, bodyLease) ->
+                multiGet(KeyList.parse(body, Record.HEADER_BYTES, limits.maxKeys()), replicas, format, response));
     }
 
     /** The same request with the keys as {@code id} parameters; checked in the same order. */
