@@ -16,7 +16,7 @@ from pathlib import Path
 
 from . import defaults, jvmpauses, procstat, timeseries, tools
 from .loadseries import K6_CSV_ENV, K6_SAMPLES_FILE, Samples, k6_output_args
-from .wrkresult import fill_figures, merge_wrk, parse_wrk
+from .wrkresult import REQUESTS_PER_ITERATION, fill_figures, merge_wrk, parse_wrk
 
 K6_SCRIPTS = tools.LOADTESTS / "k6"
 WRK_SCRIPTS = tools.LOADTESTS / "wrk2"
@@ -57,8 +57,8 @@ class LoadSpec:
     def __post_init__(self) -> None:
         if self.tool not in ("k6", "wrk"):
             raise SystemExit(f"unknown tool {self.tool!r}: k6 or wrk")
-        if self.tool == "wrk" and self.scenario in ("mixed", "conditional", "multiget"):
-            raise SystemExit(f"the {self.scenario} phase runs on k6 only (wrk scripts: fill, put, get, range, status, ttl)")
+        if self.tool == "wrk" and self.scenario == "mixed":
+            raise SystemExit("the mixed phase runs on k6 only (wrk scripts: fill, put, get, range, conditional, multiget, status, ttl)")
 
 
 class FillIncomplete(RuntimeError):
@@ -142,12 +142,17 @@ def wrk_args(
 
     Threads are split like connections and the rate, at least one per process, so a run against
     three nodes gets the load generator a run against one node gets, not three times its threads
-    on the same cores."""
+    on the same cores. The conditional phase has as many threads as connections (conditional.lua),
+    and twice its rate in requests: RATE counts its updates, a GET and a PUT each."""
     env = workload_env(spec) | {"WRK_STATUS": "1"}
     if series_t0_ms:
         env["WRK_SERIES_T0_MS"] = str(series_t0_ms)
     conns = max(1, spec.connections // share)
     threads = max(1, min(spec.threads // share, conns))
+    if spec.scenario == "conditional":
+        # One connection per thread: wrk does not tell a script which connection an answer came on,
+        # and conditional.lua pairs each GET's ETag with the PUT that follows it.
+        threads = conns
     options = [f"-t{threads}", f"-c{conns}", f"-d{spec.duration_s}s", f"--timeout={spec.request_timeout_s:g}s", "--latency"]
     if spec.rate is None:
         # The fill, unpaced; its -d only bounds it (fill.lua: each thread takes its share by number).
@@ -155,7 +160,7 @@ def wrk_args(
         if is_wrk2:
             options.append(f"-R{WRK2_UNPACED_RATE}")  # wrk2 needs a rate: one no connection reaches
         return options, env
-    rate = max(1, round(spec.rate / share))
+    rate = max(1, round(spec.rate * REQUESTS_PER_ITERATION.get(spec.scenario, 1) / share))
     if is_wrk2:
         options.append(f"-R{rate}")
     else:

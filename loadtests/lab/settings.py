@@ -103,10 +103,9 @@ class RunConfig:
                 threads=self.threads,
             )
         default_rate = {"range": self.range_rate, "multiget": self.multiget_rate}.get(scenario, self.rate)
-        # wrk has no mixed, conditional or multiget script (a wrk process sends one kind of request,
-        # none that depends on another's answer): they run on k6, unless asked for by name
-        # (mixed@wrk), which LoadSpec refuses.
-        tool = tool or ("k6" if scenario in ("mixed", "conditional", "multiget") else self.tool)
+        # wrk has no mixed script (a wrk process sends one kind of request): it runs on k6, unless
+        # asked for by name (mixed@wrk), which LoadSpec refuses.
+        tool = tool or ("k6" if scenario == "mixed" else self.tool)
         return LoadSpec(
             scenario,
             self.targets,

@@ -1,5 +1,6 @@
--- What put.lua, get.lua and range.lua share; they load it from their own folder. It runs on wrk2 and
--- on the original wrk (Debian's package): the same hooks (setup, init, request, delay, response, done).
+-- What the scripts of this folder share (put.lua, get.lua, range.lua, ...); they load it from their
+-- own folder. It runs on wrk2 and on the original wrk (Debian's package): the same hooks (setup,
+-- init, request, delay, response, done).
 --
 -- Environment (the same names drive the k6 scenarios). KEYS, KEY_PREFIX, VALUE_SIZE, REPLICAS and
 -- RANGE_SIZE not set in the environment take their defaults from the lab's defaults file,
@@ -10,6 +11,8 @@
 --   VALUE_SIZE  bytes in every PUT body
 --   REPLICAS    ack/from appended as &replicas=ack/from; empty: the server's default
 --   RANGE_SIZE  keys per range read
+--   MULTIGET_SIZE  keys per multi-get (multiget.lua), TTL the time to live of ttl.lua's writes: read
+--               by those scripts with M.knob, from the environment or the same defaults file
 --   WRK_RATE    plain wrk only: pace requests to this total rate (requests/s) with the delay() hook;
 --               WRK_THREADS must then equal -t. wrk2 paces itself with -R: leave WRK_RATE unset.
 --   WRK_STATUS  1: count answers by status code (a response() hook; costs a little CPU per request)
@@ -74,6 +77,7 @@ local replicas = os.getenv("REPLICAS") or (defaults and defaults.REPLICAS) or ""
 if replicas ~= "" and not replicas:match("^%d+/%d+$") then
   error("REPLICAS must look like ack/from, got '" .. replicas .. "'")
 end
+M.replicas = replicas
 M.replicas_param = replicas ~= "" and ("&replicas=" .. replicas) or ""
 
 function M.key(i)
@@ -127,7 +131,11 @@ end
 
 -- Installs the hooks every script has: setup (numbers the threads), init (seeds the random
 -- generator), done (prints percentiles), and, when asked for, delay (pacing) and response (statuses).
-function M.install(scenario)
+-- hooks, optional: hooks.response(status, headers, body), the script's own look at every answer
+-- (called first); hooks.expected, statuses over 399 that are an outcome of the workload rather
+-- than an error ({[412] = true}), left out of the per-second errors. (wrk's own summary counts
+-- them as errors all the same: the lab takes them out by their status counts.)
+function M.install(scenario, hooks)
   local threads = {}
 
   _G.setup = function(thread)
@@ -162,20 +170,25 @@ function M.install(scenario)
 
   local by_status = os.getenv("WRK_STATUS") == "1"
   local series_t0 = env_number("WRK_SERIES_T0_MS", 0)
-  if by_status or series_t0 > 0 then
+  local on_response = hooks and hooks.response
+  local expected = (hooks and hooks.expected) or {}
+  if by_status or series_t0 > 0 or on_response then
     kvlab_status = {}
     -- Per second since series_t0, in tables of this thread that done() adds up: a clock read and
     -- two table updates per answer.
     kvlab_second_requests, kvlab_second_errors = {}, {}
     local now_ms = series_t0 > 0 and M.clock_ms(0) or nil
     _G.response = function(status, headers, body)
+      if on_response then
+        on_response(status, headers, body)
+      end
       if by_status then
         kvlab_status[status] = (kvlab_status[status] or 0) + 1
       end
       if now_ms then
         local second = math.floor((now_ms() - series_t0) / 1000)
         kvlab_second_requests[second] = (kvlab_second_requests[second] or 0) + 1
-        if status > 399 then
+        if status > 399 and not expected[status] then
           kvlab_second_errors[second] = (kvlab_second_errors[second] or 0) + 1
         end
       end

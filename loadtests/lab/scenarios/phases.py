@@ -15,9 +15,9 @@ from .saturation import add_search_options, saturation_of, search
 from .scenario import Scenario
 
 PHASES = ("fill", "put", "get", "mixed", "range", "conditional", "multiget", "status", "ttl", "outage")
-# Loads only a k6 script sends: a mix of requests, requests that depend on the answer to another,
-# or requests whose body lists keys.
-K6_ONLY = ("fill", "mixed", "conditional", "multiget")
+# Loads only a k6 script sends here: a mix of requests (a wrk process sends one kind), and the fill
+# (below).
+K6_ONLY = ("fill", "mixed")
 # The outage phase: the mixed load, during which the last node is frozen for the middle third.
 OUTAGE_SCENARIO = "mixed"
 
@@ -35,8 +35,9 @@ def phase_spec(text: str) -> tuple[str, str | None]:
     if tool == "wrk" and scenario in K6_ONLY:
         # wrk's fill (loadtests/wrk2/fill.lua) marks its end in files on this machine, which a load
         # generator in Kubernetes cannot: only the scale benchmark, on a node of its own, uses it.
-        # A conditional update's PUT carries the tag its GET answered, and a multi-get's body lists
-        # keys, which wrk's scripts cannot.
+        # The mixed load is GETs and PUTs at READ_SHARE, and a wrk process sends one kind of
+        # request. (Conditional updates and multi-gets have wrk scripts: wrk's Lua formats
+        # bodies and headers, and reads an answer's headers in response().)
         raise SystemExit(f"phase {text!r}: the {scenario} phase runs on k6 only")
     return scenario, tool or None
 

@@ -498,24 +498,28 @@ class FakeExecutor:
 
 
 class ConditionalPhaseTest(unittest.TestCase):
-    """The conditional-updates phase: k6/conditional.js, on k6 whatever --tool says, its 412s shown
-    in the report as refused updates, not as failures."""
+    """The conditional-updates phase: k6/conditional.js, or wrk2/conditional.lua with TOOL=wrk, its
+    412s shown in the report as refused updates, not as failures."""
 
-    def test_make_lab_phases_fill_conditional_runs_the_conditional_script_on_k6(self):
+    def run_with(self, tool: str) -> list:
         executor = FakeExecutor()
         with tempfile.TemporaryDirectory() as tmp:
             cfg = settings.RunConfig(
                 targets=["http://127.0.0.1:1"], pids=[], phases=["fill", "conditional"], duration_s=30,
-                warmup_s=20, events=[], reports_dir=Path(tmp), tool="wrk",
+                warmup_s=20, events=[], reports_dir=Path(tmp), tool=tool,
             )
             with mock.patch.object(runrecord.Run, "finish", lambda run: run.dir):
                 phase_scenario.run_phases(cfg, executor)
+        return executor.specs
+
+    def test_make_lab_phases_fill_conditional_runs_the_conditional_script_on_k6(self):
+        specs = self.run_with("k6")
         self.assertEqual(
-            [(label, spec.scenario, spec.tool) for label, spec in executor.specs],
+            [(label, spec.scenario, spec.tool) for label, spec in specs],
             [("fill", "fill", "k6"), ("warm-up conditional", "conditional", "k6"),
              ("warm-up conditional on new connections", "conditional", "k6"), ("conditional", "conditional", "k6")],
         )
-        spec = executor.specs[-1][1]
+        spec = specs[-1][1]
         with tempfile.TemporaryDirectory() as tmp:
             (command,) = load.commands(spec, Path(tmp))
         script = Path(command.argv[-1])
@@ -524,12 +528,45 @@ class ConditionalPhaseTest(unittest.TestCase):
         self.assertIn("If-Match", script.read_text())
         self.assertEqual(str(spec.rate), command.env["RATE"])
 
-    def test_wrk_cannot_send_conditional_updates(self):
+    def test_with_tool_wrk_the_conditional_phase_runs_its_wrk_script_one_connection_a_thread(self):
+        specs = self.run_with("wrk")
+        self.assertEqual(
+            [(label, spec.scenario, spec.tool) for label, spec in specs],
+            [("fill", "fill", "k6"), ("warm-up conditional", "conditional", "wrk"),
+             ("warm-up conditional on new connections", "conditional", "wrk"), ("conditional", "conditional", "wrk")],
+        )
+        spec = specs[-1][1]
+        self.assertEqual(("conditional", "wrk"), phase_scenario.phase_spec("conditional@wrk"))
+        options, _ = load.wrk_args(spec, True)
+        self.assertEqual([f"-t{spec.connections}", f"-c{spec.connections}"], options[:2], "one connection per thread")
+        self.assertIn(f"-R{2 * spec.rate}", options, "RATE counts updates, two requests each")
+        three = load.LoadSpec("conditional", ["http://a", "http://b", "http://c"], 300, 5, tool="wrk", connections=30, threads=2)
+        options, env = load.wrk_args(three, False, 3)
+        self.assertEqual(["-t10", "-c10"], options[:2])
+        self.assertEqual(("200", "10"), (env["WRK_RATE"], env["WRK_THREADS"]))
+        self.assertEqual(["-t1", "-c21"], load.wrk_args(load.LoadSpec("get", ["http://a"] * 3, 300, 5, tool="wrk"), True, 3)[0][:2],
+                         "other phases keep their threads")
         with self.assertRaises(SystemExit):
-            phase_scenario.phase_spec("conditional@wrk")
+            phase_scenario.phase_spec("mixed@wrk")
         with self.assertRaises(SystemExit):
-            load.LoadSpec("conditional", ["http://a"], 100, 5, tool="wrk")
-        self.assertEqual(("conditional", None), phase_scenario.phase_spec("conditional"))
+            load.LoadSpec("mixed", ["http://a"], 100, 5, tool="wrk")
+
+    def test_a_wrk_result_counts_412s_as_refused_updates_not_failures(self):
+        spec = load.LoadSpec("conditional", ["http://a"], 100, 10, tool="wrk")
+        raw = {
+            "requests": 2000, "duration_s": 10.0, "bytes_received": 1, "threads": 64,
+            "errors": {"connect": 0, "read": 0, "write": 0, "status": 110, "timeout": 0},
+            "status_counts": {"200": 990, "404": 10, "201": 900, "412": 100},
+            "latency": latency(1.0), "histogram_us": None, "target": "http://a",
+        }
+        result = wrkresult.merge_wrk(spec, [raw], tools.Wrk("/usr/bin/wrk", False, "wrk 4.1.0"))
+        self.assertAlmostEqual(10 / 2000, result["error_rate"], msg="the 404s fail, the 412s do not")
+        self.assertEqual((900, 100, 0.1, 2), (result["conditional_updates"], result["conditional_conflicts"],
+                                              result["conflict_share"], result["requests_per_update"]))
+        self.assertEqual(100.0, result["achieved_rate"], "updates per second, as k6 counts them")
+        other = wrkresult.merge_wrk(load.LoadSpec("get", ["http://a"], 100, 10, tool="wrk"), [raw], tools.Wrk("/usr/bin/wrk", False, "wrk 4.1.0"))
+        self.assertAlmostEqual(110 / 2000, other["error_rate"], msg="another phase's 412 is a failure")
+        self.assertNotIn("conditional_updates", other)
 
     def test_the_report_shows_the_updates_and_the_412s_apart_from_failures(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -1,10 +1,13 @@
-"""The multi-get phase: its k6 script sends what the server's multi-get reads, and the lab runs it
-as a phase of its own, on k6, at its own rate, with its keys per second in the report."""
+"""The multi-get phase: its k6 and wrk scripts send what the server's multi-get reads, and the lab
+runs it as a phase of its own, on k6 or wrk (TOOL), at its own rate, with its keys per second in the
+report."""
 
 from __future__ import annotations
 
 import http.server
 import json
+import os
+import shutil
 import subprocess
 import tempfile
 import threading
@@ -30,7 +33,7 @@ class MultiGetPhaseTest(unittest.TestCase):
         return [(label, spec) for label, spec in executor.specs]
 
     def test_fill_then_multiget_runs_the_multiget_script_on_k6_at_its_own_rate(self):
-        specs = self.run_with(["fill", "multiget"], tool="wrk", multiget_rate=7, multiget_size=33)
+        specs = self.run_with(["fill", "multiget"], tool="k6", multiget_rate=7, multiget_size=33)
         self.assertEqual(["fill", "multiget"], [label for label, _ in specs])
         multiget = specs[1][1]
         self.assertEqual(("multiget", "k6", 7, 33), (multiget.scenario, multiget.tool, multiget.rate, multiget.multiget_size))
@@ -38,16 +41,21 @@ class MultiGetPhaseTest(unittest.TestCase):
         self.assertEqual(("7", "33"), (env["RATE"], env["MULTIGET_SIZE"]))
         self.assertNotIn("MULTIGET_SIZE", load.k6_env(settings.RunConfig(targets=["http://x"], pids=[]).spec("get")))
 
+    def test_with_tool_wrk_the_multiget_phase_runs_its_wrk_script_at_its_own_rate(self):
+        specs = self.run_with(["fill", "multiget"], tool="wrk", multiget_rate=7, multiget_size=33)
+        self.assertEqual([("fill", "k6"), ("multiget", "wrk")], [(label, spec.tool) for label, spec in specs])
+        multiget = specs[1][1]
+        with tempfile.TemporaryDirectory() as tmp, mock.patch.object(tools, "wrk", lambda: tools.Wrk("/usr/bin/wrk2", True, "wrk2")):
+            (command,) = load.commands(multiget, Path(tmp))
+        self.assertEqual("multiget.lua", Path(command.argv[command.argv.index("-s") + 1]).name)
+        self.assertIn("-R7", command.argv)
+        self.assertEqual("33", command.env["MULTIGET_SIZE"])
+        self.assertEqual(("multiget", "wrk"), phase_scenario.phase_spec("multiget@wrk"))
+
     def test_the_defaults_come_from_the_file(self):
         cfg = settings.RunConfig(targets=["http://x"], pids=[])
         spec = cfg.spec("multiget")
         self.assertEqual((defaults.integer("MULTIGET_RATE"), defaults.integer("MULTIGET_SIZE")), (spec.rate, spec.multiget_size))
-
-    def test_multiget_on_wrk_is_refused_with_why(self):
-        with self.assertRaisesRegex(SystemExit, "multiget phase runs on k6 only"):
-            phase_scenario.phase_spec("multiget@wrk")
-        with self.assertRaisesRegex(SystemExit, "multiget phase runs on k6 only"):
-            load.LoadSpec("multiget", ["http://x"], 1, 1, tool="wrk")
 
     def test_the_report_shows_keys_per_second(self):
         run = {"config": {"slo_p99_ms": 10}}
@@ -110,4 +118,61 @@ class MultiGetScriptTest(unittest.TestCase):
                 self.assertRegex(key, r"^mk\d{10}$")
                 self.assertLess(int(key[2:]), 50)
         self.assertEqual(("multiget", 7, {"200": result["requests"]}), (result["scenario"], result["keys_per_request"], result["status_counts"]))
+        self.assertAlmostEqual(result["achieved_rate"] * 7, result["keys_rate"])
+
+
+class _ChunkedRecorder(http.server.BaseHTTPRequestHandler):
+    """The same answers as Recorder's, on keep-alive connections (wrk's)."""
+
+    protocol_version = "HTTP/1.1"
+    requests: list
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.requests.append((self.path, self.headers.get("Content-Type"), body))
+        self.send_response(200)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        for key in body.decode().splitlines():
+            chunk = f"{key}\nvalue".encode()
+            self.wfile.write(f"{len(chunk):x}\r\n".encode() + chunk + b"\r\n")
+        self.wfile.write(b"0\r\n\r\n")
+
+
+class _Server(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+    def handle_error(self, request, client_address):
+        pass  # wrk drops its connections when it is stopped: no traceback for that
+
+
+@unittest.skipUnless(shutil.which("wrk") or shutil.which("wrk2"), "no wrk on PATH")
+class WrkMultiGetScriptTest(unittest.TestCase):
+    def test_the_script_posts_its_keys_one_per_line_and_the_lab_counts_keys_per_second(self):
+        handler = type("Recorder", (_ChunkedRecorder,), {"requests": []})
+        server = _Server(("127.0.0.1", 0), handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        try:
+            spec = load.LoadSpec("multiget", [f"http://127.0.0.1:{server.server_port}"], 20, 2, keys=50, key_prefix="mk",
+                                 multiget_size=7, replicas="2/3", tool="wrk", connections=2, threads=1)
+            with tempfile.TemporaryDirectory() as tmp:
+                result = load.run(spec, Path(tmp), [os.getpid()], "multiget").result
+        finally:
+            server.shutdown()
+            server.server_close()
+        self.assertGreaterEqual(len(handler.requests), 20)
+        for path, content_type, body in handler.requests:
+            self.assertEqual("/v0/entities/get?replicas=2/3", path)
+            self.assertEqual("text/plain", content_type)
+            keys = body.decode().split("\n")
+            self.assertEqual("", keys.pop(), "the body ends with a newline")
+            self.assertEqual(7, len(keys))
+            for key in keys:
+                self.assertRegex(key, r"^mk\d{10}$")
+                self.assertLess(int(key[2:]), 50)
+        self.assertEqual(("multiget", 7, {"200": result["requests"]}, 0.0),
+                         (result["scenario"], result["keys_per_request"], result["status_counts"], result["error_rate"]))
         self.assertAlmostEqual(result["achieved_rate"] * 7, result["keys_rate"])

@@ -14,6 +14,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import org.springframework.boot.reactor.netty.NettyRouteProvider;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
+import org.springframework.boot.reactor.netty.autoconfigure.NettyServerProperties;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpStatus;
@@ -47,7 +48,7 @@ public class ApiRoutes {
         return RouterFunctions.route()
                 .route(path(EntityHandler.PATH), methodNotAllowed("GET, HEAD, PUT, DELETE"))
                 .route(path(RangeHandler.PATH), methodNotAllowed("GET"))
-                .route(path(MultiGetHandler.PATH), methodNotAllowed("POST"))
+                .route(path(MultiGetHandler.PATH), methodNotAllowed("GET, POST"))
                 .route(path(BatchHandler.PATH), methodNotAllowed("POST"))
                 .route(path(STATUS_PATH), methodNotAllowed("GET, HEAD"))
                 .build();
@@ -86,12 +87,13 @@ public class ApiRoutes {
         return NettyResponses.plain(response, HttpResponseStatus.OK, "OK");
     }
 
-    /** A target that is not a URI gets a 400 with a message, not Spring's empty one. */
+    /** A target that is not a URI gets a 400 with a message, not Spring's empty one; one too long a 414 with a message. */
     @Bean
-    NettyServerCustomizer requestTargetGuard() {
+    NettyServerCustomizer requestTargetGuard(NettyServerProperties serverNetty) {
+        long maxInitialLineLength = serverNetty.getMaxInitialLineLength().toBytes();
         return server -> server.doOnChannelInit((observer, channel, remoteAddress) -> {
             if (channel.pipeline().get(NettyPipeline.HttpCodec) != null) {
-                channel.pipeline().addAfter(NettyPipeline.HttpCodec, RequestTargetGuard.NAME, new RequestTargetGuard());
+                channel.pipeline().addAfter(NettyPipeline.HttpCodec, RequestTargetGuard.NAME, new RequestTargetGuard(maxInitialLineLength));
             }
         });
     }

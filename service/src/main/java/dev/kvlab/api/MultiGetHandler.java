@@ -21,15 +21,18 @@ import reactor.netty.http.server.HttpServerResponse;
 import reactor.netty.http.server.HttpServerRoutes;
 
 /**
- * {@code POST /v0/entities/get}: the keys listed in the body ({@link KeyList}), each read through the
- * coordinator as a GET of it alone would be (its {@code ack/from}, read repair), answered in the
- * order asked, in a range's format with each key's status ({@link MultiGetFormat}).
+ * {@code POST /v0/entities/get}, the keys listed in the body, and
+ * {@code GET /v0/entities/get?id=..&id=..}, the keys in the query ({@link KeyList}); from there on
+ * one code path: each key read through the coordinator as a GET of it alone would be (its
+ * {@code ack/from}, read repair), answered in the order asked, in a range's format with each key's
+ * status ({@link MultiGetFormat}).
  *
  * <p>Bounded: the body by {@code kvlab.api.multi-key.max-keys} and held on the memory budget while
- * the request runs; at most {@code window} keys are read at once, each answer's bytes held on the
- * budget until written out; the next key is read only as the client takes the answers (a slow
- * client stops the reads, nothing piles up); and the stream takes its room like a range does
- * ({@link StreamAdmission}).
+ * the request runs (a query by the same limit and by the request line's,
+ * {@code server.netty.max-initial-line-length}); at most {@code window} keys are read at once, each
+ * answer's bytes held on the budget until written out; the next key is read only as the client
+ * takes the answers (a slow client stops the reads, nothing piles up); and the stream takes its
+ * room like a range does ({@link StreamAdmission}).
  */
 final class MultiGetHandler {
 
@@ -56,37 +59,50 @@ final class MultiGetHandler {
     }
 
     HttpServerRoutes addTo(HttpServerRoutes routes) {
-        return routes.post(PATH, metrics.served("multiget", this::multiGet));
+        return routes.post(PATH, metrics.served("multiget", this::keysInBody))
+                .get(PATH, metrics.served("multiget", this::keysInQuery));
     }
 
     /** A bad request gets its 400 (or 413) before the stream asks for room. */
-    private Mono<Void> multiGet(HttpServerRequest request, HttpServerResponse response) {
+    private Mono<Void> keysInBody(HttpServerRequest request, HttpServerResponse response) {
         QueryParameters query = QueryParameters.ofTarget(request.uri());
         ReplicaCount replicas = Satisfiable.check(RequestParameters.replicas(query), topology);
         RangeFormat format = RangeFormat.negotiate(RangeHandler.accepted(request));
-        return bodies.read(request, (body, bodyLease) -> {
-            List<byte[]> keys = KeyList.parse(body, Record.HEADER_BYTES, limits.maxKeys());
-            return admission.admit(() -> {
-                response.header(HttpHeaderNames.CONTENT_TYPE, format.mediaType().toString());
-                MultiGetFormat encoder = new MultiGetFormat(format, response.alloc());
-                Flux<ByteBuf> chunks = Flux.fromIterable(keys)
-                        .flatMapSequential(key -> answer(key, replicas), limits.window(), 1)
-                        .<ByteBuf>handle((answer, sink) -> {
-                            try {
-                                ByteBuf chunk = encoder.encode(answer);
-                                if (chunk != null) {
-                                    sink.next(chunk);
-                                }
-                            } catch (RuntimeException failed) {
-                                sink.error(failed);
-                            } finally {
-                                answer.release();
+        KeyList.noneInQuery(query);
+        return bodies.read(request, (body, bodyLease) ->
+                multiGet(KeyList.parse(body, Record.HEADER_BYTES, limits.maxKeys()), replicas, format, response));
+    }
+
+    /** The same request with the keys as {@code id} parameters; checked in the same order. */
+    private Mono<Void> keysInQuery(HttpServerRequest request, HttpServerResponse response) {
+        QueryParameters query = QueryParameters.ofTarget(request.uri());
+        ReplicaCount replicas = Satisfiable.check(RequestParameters.replicas(query), topology);
+        RangeFormat format = RangeFormat.negotiate(RangeHandler.accepted(request));
+        return multiGet(KeyList.ofQuery(query, limits.maxKeys()), replicas, format, response);
+    }
+
+    /** The answers to {@code keys}, streamed once the request has room. */
+    private Mono<Void> multiGet(List<byte[]> keys, ReplicaCount replicas, RangeFormat format, HttpServerResponse response) {
+        return admission.admit(() -> {
+            response.header(HttpHeaderNames.CONTENT_TYPE, format.mediaType().toString());
+            MultiGetFormat encoder = new MultiGetFormat(format, response.alloc());
+            Flux<ByteBuf> chunks = Flux.fromIterable(keys)
+                    .flatMapSequential(key -> answer(key, replicas), limits.window(), 1)
+                    .<ByteBuf>handle((answer, sink) -> {
+                        try {
+                            ByteBuf chunk = encoder.encode(answer);
+                            if (chunk != null) {
+                                sink.next(chunk);
                             }
-                        })
-                        // Answers read ahead and dropped by a cancelled or failed stream give their bytes back.
-                        .doOnDiscard(KeyAnswer.class, KeyAnswer::release);
-                return ChunkedStream.send(response, chunks);
-            });
+                        } catch (RuntimeException failed) {
+                            sink.error(failed);
+                        } finally {
+                            answer.release();
+                        }
+                    })
+                    // Answers read ahead and dropped by a cancelled or failed stream give their bytes back.
+                    .doOnDiscard(KeyAnswer.class, KeyAnswer::release);
+            return ChunkedStream.send(response, chunks);
         });
     }
 

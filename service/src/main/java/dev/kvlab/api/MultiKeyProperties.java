@@ -9,7 +9,8 @@ import org.springframework.validation.annotation.Validated;
 
 /**
  * {@code kvlab.api.multi-key.*}: limits of the requests that carry many keys, the multi-get
- * ({@code POST /v0/entities/get}) and the batch of writes ({@code POST /v0/entities/batch}).
+ * ({@code /v0/entities/get}, keys in a POST's body or a GET's query) and the batch of writes
+ * ({@code POST /v0/entities/batch}).
  *
  * @param maxKeys                the most keys one multi-get may list; more get 413
  * @param maxBatchOps            the most operations one batch may carry; more get 413

@@ -1,11 +1,13 @@
 package dev.kvlab.api;
 
 import dev.kvlab.http.NettyResponses;
+import dev.kvlab.http.RequestParameters;
 import io.netty.channel.ChannelFutureListener;
 import io.netty.channel.ChannelHandlerContext;
 import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.handler.codec.http.HttpRequest;
 import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.TooLongHttpLineException;
 import io.netty.util.ReferenceCountUtil;
 import java.net.URI;
 import java.net.URISyntaxException;
@@ -15,16 +17,34 @@ import java.net.URISyntaxException;
  * raw {@code |}) with a {@code 400} that says what is wrong, and closes the connection. Spring's
  * adapter cannot build the request of such a target and answers an empty {@code 400}; this
  * handler sits right after the HTTP codec, one per connection, so the API never sees the request.
+ *
+ * <p>A request line longer than the codec takes ({@code server.netty.max-initial-line-length}) gets
+ * a {@code 414} that says so, where Reactor Netty would answer an empty one; the connection then
+ * lingers a moment, the rest of the line dropped by the codec, so that a client still sending it
+ * reads the answer instead of a reset.
  */
 final class RequestTargetGuard extends ChannelInboundHandlerAdapter {
 
     /** The pipeline name of the handler. */
     static final String NAME = "kvlab.requestTargetGuard";
 
+    /** The longest request line the codec takes, for the 414's message. */
+    private final long maxInitialLineLength;
     private boolean rejected;
+
+    RequestTargetGuard(long maxInitialLineLength) {
+        this.maxInitialLineLength = maxInitialLineLength;
+    }
 
     @Override
     public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (!rejected && msg instanceof HttpRequest request && request.decoderResult().cause() instanceof TooLongHttpLineException) {
+            rejected = true;
+            NettyResponses.answerThenLinger(ctx, NettyResponses.closingResponse(HttpResponseStatus.REQUEST_URI_TOO_LONG,
+                    "the request line is longer than the " + maxInitialLineLength + " bytes a node takes (server.netty.max-initial-line-length)"
+                            + "; a key is at most " + RequestParameters.MAX_KEY_BYTES + " bytes, and many keys are read with a POST to "
+                            + MultiGetHandler.PATH + ", one per line"));
+        }
         if (!rejected && msg instanceof HttpRequest request) {
             String problem = problem(request.uri());
             if (problem != null) {

@@ -1,6 +1,9 @@
 package dev.kvlab.http;
 
 import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.socket.DuplexChannel;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -8,6 +11,7 @@ import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpResponseStatus;
 import io.netty.handler.codec.http.HttpVersion;
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.TimeUnit;
 import org.springframework.http.MediaType;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.server.HttpServerRequest;
@@ -56,6 +60,25 @@ public final class NettyResponses {
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, response.content().readableBytes())
                 .set(HttpHeaderNames.CONNECTION, HttpHeaderValues.CLOSE);
         return response;
+    }
+
+    /**
+     * Writes a pipeline handler's {@link #closingResponse}, then shuts the connection's output and
+     * closes it when the client closes, at the latest after {@link ConnectionLimit#LINGER_MILLIS}.
+     * What the client still sends meanwhile must be dropped (read, not answered): closing at once
+     * with its bytes unread would reset the connection under an answer not yet read, as for a client
+     * that sends the whole of an over-long request before it reads.
+     */
+    public static void answerThenLinger(ChannelHandlerContext ctx, FullHttpResponse response) {
+        ctx.channel().config().setAutoRead(true);
+        ctx.writeAndFlush(response).addListener((ChannelFutureListener) written -> {
+            if (!written.isSuccess() || !(ctx.channel() instanceof DuplexChannel duplex)) {
+                ctx.close();
+                return;
+            }
+            duplex.shutdownOutput();
+            ctx.executor().schedule(() -> ctx.close(), ConnectionLimit.LINGER_MILLIS, TimeUnit.MILLISECONDS);
+        });
     }
 
     public static Mono<Void> empty(HttpServerResponse response, HttpResponseStatus status) {

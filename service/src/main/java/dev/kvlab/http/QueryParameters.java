@@ -2,21 +2,28 @@ package dev.kvlab.http;
 
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.function.BiConsumer;
 
 /**
  * The query string of a request, percent-decoded into raw bytes. Keys are bytes, not strings:
  * decoding {@code %FF} to the byte 0xFF (instead of a replacement character) keeps every key,
  * binary ones included, exactly as the client sent it. {@code +} is a space, as in HTML forms.
- * The first occurrence of a repeated parameter wins.
+ * The first occurrence of a repeated parameter wins, except where a request reads every occurrence
+ * ({@link #all}: the keys of a multi-get).
  */
 public final class QueryParameters {
 
     private final Map<String, byte[]> values;
+    /** Kept for {@link #all}, which decodes it again: single-key requests pay nothing for repeats. */
+    private final String rawQuery;
 
-    private QueryParameters(Map<String, byte[]> values) {
+    private QueryParameters(Map<String, byte[]> values, String rawQuery) {
         this.values = values;
+        this.rawQuery = rawQuery;
     }
 
     /** The parameters of a request target such as {@code /v0/entity?id=k} (Reactor Netty's {@code uri()}). */
@@ -27,8 +34,25 @@ public final class QueryParameters {
 
     public static QueryParameters parse(String rawQuery) {
         Map<String, byte[]> values = new HashMap<>();
+        forEach(rawQuery, values::putIfAbsent);
+        return new QueryParameters(values, rawQuery);
+    }
+
+    /** Every occurrence of the parameter, decoded, in the order sent; empty when absent. */
+    public List<byte[]> all(String name) {
+        List<byte[]> all = new ArrayList<>();
+        forEach(rawQuery, (parameter, value) -> {
+            if (parameter.equals(name)) {
+                all.add(value);
+            }
+        });
+        return all;
+    }
+
+    /** Each parameter of the query in the order sent, decoded; a bad escape is a {@link BadRequestException}. */
+    private static void forEach(String rawQuery, BiConsumer<String, byte[]> consumer) {
         if (rawQuery == null || rawQuery.isEmpty()) {
-            return new QueryParameters(values);
+            return;
         }
         int start = 0;
         while (start <= rawQuery.length()) {
@@ -41,11 +65,10 @@ public final class QueryParameters {
                 boolean hasValue = equals >= 0 && equals < end;
                 String name = new String(decode(rawQuery, start, hasValue ? equals : end), StandardCharsets.UTF_8);
                 byte[] value = hasValue ? decode(rawQuery, equals + 1, end) : new byte[0];
-                values.putIfAbsent(name, value);
+                consumer.accept(name, value);
             }
             start = end + 1;
         }
-        return new QueryParameters(values);
     }
 
     /** The parameter's decoded bytes, or {@code null} when absent. */

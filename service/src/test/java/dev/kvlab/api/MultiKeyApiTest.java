@@ -14,6 +14,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvlab.testing.KvClient;
 import dev.kvlab.testing.RawHttp;
+import java.io.ByteArrayOutputStream;
 import java.net.http.HttpRequest.BodyPublishers;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -110,6 +111,82 @@ class MultiKeyApiTest {
     }
 
     @Test
+    void multiGetByQueryAnswersWhatThePostWithTheSameKeysAnswers() throws Exception {
+        client.put("mgq-a", "1");
+        client.put("mgq b", new byte[] {0, (byte) 0xFF});
+        client.put("mgq-é", "utf8");
+        assertThat(client.send("PUT", "/v0/entity?id=mgq%FF", BodyPublishers.ofString("binary")).statusCode()).isEqualTo(201);
+        client.put("mgq-gone", "x");
+        client.delete("mgq-gone");
+        ByteArrayOutputStream body = new ByteArrayOutputStream();
+        for (String key : List.of("mgq-gone", "mgq b", "mgq-none", "mgq-é")) {
+            body.writeBytes((key + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+        body.writeBytes(new byte[] {'m', 'g', 'q', '-', 'a', '\n', 'm', 'g', 'q', (byte) 0xFF, '\n', 'm', 'g', 'q', '-', 'a', '\n'});
+        String query = "?id=mgq-gone&id=mgq+b&id=mgq-none&id=mgq-%C3%A9&id=mgq%2Da&id=mgq%FF&id=mgq-a";
+
+        for (String[] headers : List.of(new String[0], new String[] {NDJSON})) {
+            RawHttp.Response posted = post(port, "/v0/entities/get", body.toByteArray(), headers);
+            RawHttp.Response got = RawHttp.get(port, "/v0/entities/get" + query, headers);
+
+            assertThat(posted.status()).isEqualTo(200);
+            assertThat(got.status()).isEqualTo(200);
+            assertThat(got.headers().get("content-type")).isEqualTo(posted.headers().get("content-type"));
+            assertThat(got.headers()).containsEntry("transfer-encoding", "chunked");
+            assertThat(got.chunks()).as("the same chunks, byte for byte").hasSameSizeAs(posted.chunks());
+            for (int i = 0; i < got.chunks().size(); i++) {
+                assertThat(got.chunks().get(i)).isEqualTo(posted.chunks().get(i));
+            }
+        }
+        assertThat(chunks(RawHttp.get(port, "/v0/entities/get" + query))).as("found keys in the order asked, duplicates kept")
+                .containsExactly("mgq b\n\u0000\ufffd", "mgq-é\nutf8", "mgq-a\n1", "mgq\ufffd\nbinary", "mgq-a\n1");
+        assertThat(lines(RawHttp.get(port, "/v0/entities/get" + query, NDJSON)).get(2))
+                .isEqualTo("{\"key\":\"" + base64("mgq-none") + "\",\"status\":404}");
+        assertThat(chunks(RawHttp.get(port, "/v0/entities/get?replicas=1/1&id=mgq-a"))).containsExactly("mgq-a\n1");
+    }
+
+    @Test
+    void badMultiGetsByQueryAre400AndTooManyKeysAre413() throws Exception {
+        assertStatus(RawHttp.get(port, "/v0/entities/get"), 400, "missing query parameter 'id'");
+        assertStatus(RawHttp.get(port, "/v0/entities/get?replicas=1/1&ids=a"), 400, "missing query parameter 'id'");
+        assertStatus(RawHttp.get(port, "/v0/entities/get?id=a&id="), 400, "id number 2 of the query is empty");
+        assertStatus(RawHttp.get(port, "/v0/entities/get?id=a&id=" + "k".repeat(1025)), 400, "id number 2", "1025 bytes");
+        assertStatus(RawHttp.get(port, "/v0/entities/get?id=a&id=" + "%41".repeat(1025)), 400, "id number 2", "1025 bytes after decoding");
+        assertThat(RawHttp.get(port, "/v0/entities/get?id=" + "%41".repeat(1024)).status()).as("the longest key").isEqualTo(200);
+        assertStatus(RawHttp.get(port, "/v0/entities/get?id=a&id=%4"), 400, "not a valid URI");
+        assertStatus(RawHttp.get(port, "/v0/entities/get?id=%G1"), 400, "not a valid URI");
+        assertStatus(RawHttp.get(port, "/v0/entities/get?id=a&replicas=2/2"), 400, "cluster has 1 node");
+        assertStatus(RawHttp.get(port, "/v0/entities/get?id=a&replicas=2/1"), 400, "ack must not be greater than from");
+
+        StringBuilder fifty = new StringBuilder("/v0/entities/get?id=many-0");
+        for (int i = 1; i < 50; i++) {
+            fifty.append("&id=many-").append(i);
+        }
+        assertThat(RawHttp.get(port, fifty.toString()).status()).as("the limit itself").isEqualTo(200);
+        assertStatus(RawHttp.get(port, fifty + "&id=one-more"), 413, "more than 50 keys", "kvlab.api.multi-key.max-keys");
+    }
+
+    @Test
+    void aRequestLineLongerThanTheServerTakesIs414WithAMessage() throws Exception {
+        // server.netty.max-initial-line-length is 16KB: just over it, and far over it (the whole line sent before reading).
+        for (int length : new int[] {16 * 1024 + 1, 64 * 1024, 8 * 1024 * 1024}) {
+            StringBuilder target = new StringBuilder("/v0/entities/get?id=long-0");
+            for (int i = 1; target.length() < length; i++) {
+                target.append("&id=long-").append(i);
+            }
+            RawHttp.Response response = RawHttp.get(port, target.toString());
+            assertStatus(response, 414, "request line", "server.netty.max-initial-line-length", "POST");
+            assertThat(response.headers()).containsEntry("connection", "close");
+        }
+        assertThat(client.get("long-0").statusCode()).as("the node serves on").isEqualTo(404);
+    }
+
+    @Test
+    void aPostListsItsKeysInTheBodyNotInTheQuery() throws Exception {
+        assertStatus(post(port, "/v0/entities/get?id=a", keys("b")), 400, "in the body");
+    }
+
+    @Test
     void aBatchAppliesEachOperationAndAnswersEachInOrder() throws Exception {
         client.put("batch-old", "old");
 
@@ -173,14 +250,18 @@ class MultiKeyApiTest {
 
     @Test
     void otherMethodsOnTheNewPathsAre405() {
-        for (String path : List.of("/v0/entities/get", "/v0/entities/batch")) {
-            for (String method : List.of("GET", "PUT", "DELETE")) {
-                HttpResponse<byte[]> response = client.send(method, path, BodyPublishers.noBody());
-                assertThat(response.statusCode()).as(method + " " + path).isEqualTo(405);
-                assertThat(response.headers().firstValue("allow")).hasValue("POST");
-            }
+        for (String method : List.of("GET", "PUT", "DELETE")) {
+            HttpResponse<byte[]> response = client.send(method, "/v0/entities/batch", BodyPublishers.noBody());
+            assertThat(response.statusCode()).as(method).isEqualTo(405);
+            assertThat(response.headers().firstValue("allow")).hasValue("POST");
+        }
+        for (String method : List.of("HEAD", "PUT", "DELETE")) {
+            HttpResponse<byte[]> response = client.send(method, "/v0/entities/get?id=a", BodyPublishers.noBody());
+            assertThat(response.statusCode()).as(method).isEqualTo(405);
+            assertThat(response.headers().firstValue("allow")).hasValue("GET, POST");
         }
     }
+
 
     private static void assertStatus(RawHttp.Response response, int status, String... message) {
         String body = new String(response.body(), StandardCharsets.UTF_8);

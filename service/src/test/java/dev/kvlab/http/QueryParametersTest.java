@@ -38,6 +38,16 @@ class QueryParametersTest {
     }
 
     @Test
+    void allOccurrencesOfAParameterComeDecodedInTheOrderSent() {
+        QueryParameters query = QueryParameters.parse("id=b&replicas=1/1&id=%FF%00&id=&id=a+c&id=b&ids=x");
+
+        assertThat(query.all("id")).containsExactly(new byte[] {'b'}, new byte[] {(byte) 0xFF, 0}, new byte[0], new byte[] {'a', ' ', 'c'},
+                new byte[] {'b'});
+        assertThat(query.all("missing")).isEmpty();
+        assertThat(QueryParameters.parse(null).all("id")).isEmpty();
+    }
+
+    @Test
     void anEqualsSignInAValueBelongsToTheValue() {
         assertThat(QueryParameters.parse("id=a=b").text("id")).isEqualTo("a=b");
     }

@@ -88,6 +88,15 @@ class MultiKeyClusterTest {
 
         RawHttp.Response one = post(port(0), "/v0/entities/get?replicas=1/3", keys("down-two-a", "down-two-absent", "down-two-b"));
         assertThat(chunks(one)).as("at 1/3 the node's own copy is enough").containsExactly("down-two-a\na", "down-two-b\nb");
+
+        String byQuery = "/v0/entities/get?id=down-two-a&id=down-two-absent&id=down-two-b&replicas=";
+        RawHttp.Response framedByQuery = RawHttp.get(port(0), byQuery + "2/3", NDJSON);
+        assertThat(framedByQuery.status()).isEqualTo(200);
+        assertThat(lines(framedByQuery)).as("the keys in the query get the statuses the keys in a body get").hasSize(3)
+                .allSatisfy(line -> assertThat(line).contains("\"status\":504,\"error\":\"only 1 of 3 replicas answered, 2 needed"));
+        assertThat(lines(framedByQuery).get(1)).startsWith("{\"key\":\"" + base64("down-two-absent") + "\"");
+        assertThat(RawHttp.get(port(0), byQuery + "2/3").status()).isEqualTo(504);
+        assertThat(chunks(RawHttp.get(port(0), byQuery + "1/3"))).containsExactly("down-two-a\na", "down-two-b\nb");
     }
 
     @Test
