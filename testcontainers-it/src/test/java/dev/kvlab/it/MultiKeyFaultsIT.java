@@ -198,11 +198,14 @@ class MultiKeyFaultsIT {
         return acknowledged;
     }
 
-    /** The multi-get of {@code keys} at 2/3 as NDJSON, read slowly (a line every 2 ms), counting its lines as they come. */
+    /**
+     * The multi-get of {@code keys} at 2/3 as NDJSON, read slowly (a line every 5 ms: 3 s at least
+     * for the whole, far longer than a kill takes), counting its lines as they come.
+     */
     private static Answer multiGet(KvClient client, List<String> keys, AtomicInteger lines) {
         String body = keys.stream().collect(Collectors.joining("\n", "", "\n"));
         return readLines(() -> client.withTimeout(Duration.ofSeconds(30)).stream("POST", "/v0/entities/get?replicas=2/3",
-                HttpRequest.BodyPublishers.ofString(body), "Accept", "application/x-ndjson"), lines, Duration.ofMillis(2));
+                HttpRequest.BodyPublishers.ofString(body), "Accept", "application/x-ndjson"), lines, Duration.ofMillis(5));
     }
 
     /** The batch of {@code ops} at 2/3, its answer read slowly as well. */
