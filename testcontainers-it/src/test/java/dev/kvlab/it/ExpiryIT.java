@@ -18,6 +18,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -148,7 +149,7 @@ class ExpiryIT {
      * A write, sent again while it answers 504: a cluster that just started on a busy machine may
      * miss the replica timeout on its first writes. Sending the same value again is harmless here.
      */
-    private static HttpResponse<byte[]> retried(java.util.function.Supplier<HttpResponse<byte[]>> write) {
+    private static HttpResponse<byte[]> retried(Supplier<HttpResponse<byte[]>> write) {
         HttpResponse<byte[]> answer = write.get();
         for (int attempt = 1; attempt < 5 && answer.statusCode() == 504; attempt++) {
             answer = write.get();

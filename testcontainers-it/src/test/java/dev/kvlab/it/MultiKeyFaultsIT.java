@@ -21,6 +21,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.AfterEach;
@@ -253,7 +254,7 @@ class MultiKeyFaultsIT {
      * acknowledged: a cluster that just started on a busy machine may miss the replica timeout on
      * its first writes, and writing the same values again is harmless here.
      */
-    private static void batchPut(KvClient client, List<String> keys, java.util.function.Function<String, String> value) {
+    private static void batchPut(KvClient client, List<String> keys, Function<String, String> value) {
         String body = keys.stream().map(key -> new Op(key, value.apply(key)).line()).collect(Collectors.joining("\n", "", "\n"));
         Map<Integer, Long> statuses = Map.of();
         for (int attempt = 0; attempt < 3 && !statuses.equals(Map.of(201, (long) keys.size())); attempt++) {
