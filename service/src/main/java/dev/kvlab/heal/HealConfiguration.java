@@ -6,6 +6,7 @@ import dev.kvlab.backup.BackupThread;
 import dev.kvlab.backup.ConfiguredTarget;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
+import dev.kvlab.lifecycle.LifecycleStep;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.peer.RepairClient;
 import dev.kvlab.replication.ReplicaDirectory;
@@ -100,17 +101,26 @@ public class HealConfiguration {
         return new PeerMetrics(topology, hints, repair, registry);
     }
 
-    /** Replaying hints, repair, handoff, watching the topology and following it in the metrics run while the node serves. */
+    /**
+     * Replaying hints, repair, handoff, watching the topology and following it in the metrics run
+     * while the node serves: they start once the servers listen, and stop first when the node stops.
+     */
     @Bean
-    BackgroundLifecycle backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff,
-                                            PeerMetrics peerMetrics) {
-        return new BackgroundLifecycle(List.of(topology, hints, repair, handoff, peerMetrics));
+    LifecycleStep backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff,
+                                      PeerMetrics peerMetrics) {
+        List<BackgroundWork> work = List.of(topology, hints, repair, handoff, peerMetrics);
+        return LifecycleStep.of(LifecycleStep.BACKGROUND_WORK, () -> work.forEach(BackgroundWork::start),
+                () -> work.forEach(BackgroundWork::close));
     }
 
-    /** A leaving node's last pass, once its servers have drained, within the shutdown phase's timeout. */
+    /**
+     * A leaving node's last pass ({@link Handoff#lastPass}), once its client and replica ports have
+     * drained, so it takes no more writes, and before they close and the event loops and the store
+     * go; bounded by the shutdown phase's timeout.
+     */
     @Bean
-    LastHandover lastHandover(Handoff handoff, @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration timeout) {
-        return new LastHandover(handoff, timeout);
+    LifecycleStep lastHandover(Handoff handoff, @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration timeout) {
+        return LifecycleStep.onStopAsync(LifecycleStep.LAST_HANDOVER, done -> handoff.lastPass(timeout, done));
     }
 
     @Bean

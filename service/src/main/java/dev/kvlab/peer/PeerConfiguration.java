@@ -10,6 +10,7 @@ import dev.kvlab.cluster.WallClock;
 import dev.kvlab.http.ChunkedStream;
 import dev.kvlab.http.RequestParameters;
 import dev.kvlab.http.StreamAdmission;
+import dev.kvlab.lifecycle.LifecycleStep;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.Replica;
@@ -66,9 +67,14 @@ public class PeerConfiguration {
                 leaving);
     }
 
+    /**
+     * Ends the coordinators' batch streams into this node as it starts to stop, before the servers
+     * drain their requests: a stream is a request that would otherwise hold the graceful shutdown
+     * until its timeout.
+     */
     @Bean
-    ReplicaStreamsLifecycle replicaStreamsLifecycle(ReplicaHandler replica) {
-        return new ReplicaStreamsLifecycle(replica);
+    LifecycleStep replicaStreamsLifecycle(ReplicaHandler replica) {
+        return LifecycleStep.onStop(LifecycleStep.REPLICA_STREAMS, replica::endStreams);
     }
 
     /** A backup's calls to this node, beside the replica calls and under the same guard. */
