@@ -8,6 +8,7 @@ import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
 import dev.kvlab.lifecycle.LifecycleStep;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.MembershipClient;
 import dev.kvlab.peer.RepairClient;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationProperties;
@@ -107,10 +108,21 @@ public class HealConfiguration {
      */
     @Bean
     LifecycleStep backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff,
-                                      PeerMetrics peerMetrics) {
-        List<BackgroundWork> work = List.of(topology, hints, repair, handoff, peerMetrics);
+                                      PeerMetrics peerMetrics, MembershipNotices membership) {
+        List<BackgroundWork> work = List.of(topology, hints, repair, handoff, peerMetrics, membership);
         return LifecycleStep.of(LifecycleStep.BACKGROUND_WORK, () -> work.forEach(BackgroundWork::start),
                 () -> work.forEach(BackgroundWork::close));
+    }
+
+    @Bean(destroyMethod = "close")
+    MembershipNotices membershipNotices(TopologyProvider topology, MembershipClient peers, Handoff handoff) {
+        return new MembershipNotices(topology, peers, handoff);
+    }
+
+    /** A node whose leave is finished tells its peers as it begins to stop, so they take it out of their topology at once. */
+    @Bean
+    LifecycleStep leftNotice(MembershipNotices membership) {
+        return LifecycleStep.onStopAsync(LifecycleStep.LEFT_NOTICE, membership::leftAsStopping);
     }
 
     /**

@@ -8,6 +8,7 @@ import org.springframework.context.SmartLifecycle;
  * first and stops higher phases first. The phases of the node's steps, highest (stopped first)
  * to lowest:
  * <ul>
+ *   <li>{@link #LEFT_NOTICE}: a node whose leave is finished tells its peers, while it still serves;</li>
  *   <li>{@link #BACKGROUND_WORK}: background work stops before anything drains;</li>
  *   <li>{@link #REPLICA_STREAMS}: coordinators' batch streams end, before the servers drain;</li>
  *   <li>{@link #SERVERS}: the client and replica ports drain and stop taking requests (Spring
@@ -18,6 +19,7 @@ import org.springframework.context.SmartLifecycle;
  */
 public final class LifecycleStep implements SmartLifecycle {
 
+    public static final int LEFT_NOTICE = SmartLifecycle.DEFAULT_PHASE - 128;
     public static final int BACKGROUND_WORK = SmartLifecycle.DEFAULT_PHASE - 256;
     public static final int REPLICA_STREAMS = SmartLifecycle.DEFAULT_PHASE - 512;
     /** Spring Boot's web server graceful shutdown phase. */
