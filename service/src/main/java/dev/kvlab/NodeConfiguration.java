@@ -3,6 +3,7 @@ package dev.kvlab;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
+import dev.kvlab.cluster.DepartedNodes;
 import dev.kvlab.cluster.DnsTopologyProvider;
 import dev.kvlab.cluster.DnsjavaSrvLookup;
 import dev.kvlab.cluster.StaticTopologyProvider;
@@ -61,9 +62,14 @@ class NodeConfiguration {
         return LocalStore.open(properties);
     }
 
+    /** The topology as listed, without the nodes that said their leave is finished ({@link DepartedNodes}). */
     @Bean(destroyMethod = "close")
-    TopologyProvider topologyProvider(ClusterProperties properties, ReplicationProperties replication,
-                                      @Value("${server.port:8080}") int serverPort) {
+    DepartedNodes topologyProvider(ClusterProperties properties, ReplicationProperties replication,
+                                   @Value("${server.port:8080}") int serverPort) {
+        return new DepartedNodes(listedTopology(properties, replication, serverPort));
+    }
+
+    private static TopologyProvider listedTopology(ClusterProperties properties, ReplicationProperties replication, int serverPort) {
         return switch (properties.discovery()) {
             case STATIC -> new StaticTopologyProvider(properties);
             case DNS -> {

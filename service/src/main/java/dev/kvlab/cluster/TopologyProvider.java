@@ -5,6 +5,11 @@ public interface TopologyProvider extends AutoCloseable {
 
     Topology current();
 
+    /** Whether {@code node} has told this one its leave is finished ({@link DepartedNodes}). */
+    default boolean hasLeft(String node) {
+        return false;
+    }
+
     /** Stops any background refresh; nothing to do for most providers. */
     @Override
     default void close() {

@@ -188,7 +188,7 @@ public class ClusterEndpoint {
         return status;
     }
 
-    private static Map<String, Object> leave(Handoff.Leave leave) {
+    private static Map<String, Object> leave(Leave leave) {
         if (leave == null) {
             return null;
         }
@@ -200,7 +200,7 @@ public class ClusterEndpoint {
         return status;
     }
 
-    private static Map<String, Object> sweep(Handoff.Sweep sweep) {
+    private static Map<String, Object> sweep(Sweep sweep) {
         if (sweep == null) {
             return null;
         }

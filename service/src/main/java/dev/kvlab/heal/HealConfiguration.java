@@ -6,7 +6,9 @@ import dev.kvlab.backup.BackupThread;
 import dev.kvlab.backup.ConfiguredTarget;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
+import dev.kvlab.lifecycle.LifecycleStep;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.MembershipClient;
 import dev.kvlab.peer.RepairClient;
 import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.replication.ReplicationProperties;
@@ -100,17 +102,37 @@ public class HealConfiguration {
         return new PeerMetrics(topology, hints, repair, registry);
     }
 
-    /** Replaying hints, repair, handoff, watching the topology and following it in the metrics run while the node serves. */
+    /**
+     * Replaying hints, repair, handoff, watching the topology and following it in the metrics run
+     * while the node serves: they start once the servers listen, and stop first when the node stops.
+     */
     @Bean
-    BackgroundLifecycle backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff,
-                                            PeerMetrics peerMetrics) {
-        return new BackgroundLifecycle(List.of(topology, hints, repair, handoff, peerMetrics));
+    LifecycleStep backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff,
+                                      PeerMetrics peerMetrics, MembershipNotices membership) {
+        List<BackgroundWork> work = List.of(topology, hints, repair, handoff, peerMetrics, membership);
+        return LifecycleStep.of(LifecycleStep.BACKGROUND_WORK, () -> work.forEach(BackgroundWork::start),
+                () -> work.forEach(BackgroundWork::close));
     }
 
-    /** A leaving node's last pass, once its servers have drained, within the shutdown phase's timeout. */
+    @Bean(destroyMethod = "close")
+    MembershipNotices membershipNotices(TopologyProvider topology, MembershipClient peers, Handoff handoff) {
+        return new MembershipNotices(topology, peers, handoff);
+    }
+
+    /** A node whose leave is finished tells its peers as it begins to stop, so they take it out of their topology at once. */
     @Bean
-    LastHandover lastHandover(Handoff handoff, @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration timeout) {
-        return new LastHandover(handoff, timeout);
+    LifecycleStep leftNotice(MembershipNotices membership) {
+        return LifecycleStep.onStopAsync(LifecycleStep.LEFT_NOTICE, membership::leftAsStopping);
+    }
+
+    /**
+     * A leaving node's last pass ({@link Handoff#lastPass}), once its client and replica ports have
+     * drained, so it takes no more writes, and before they close and the event loops and the store
+     * go; bounded by the shutdown phase's timeout.
+     */
+    @Bean
+    LifecycleStep lastHandover(Handoff handoff, @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration timeout) {
+        return LifecycleStep.onStopAsync(LifecycleStep.LAST_HANDOVER, done -> handoff.lastPass(timeout, done));
     }
 
     @Bean

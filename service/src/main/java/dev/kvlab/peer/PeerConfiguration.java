@@ -5,11 +5,13 @@ import dev.kvlab.api.ApiProperties;
 import dev.kvlab.backup.BackupProperties;
 import dev.kvlab.backup.LocalBackupNode;
 import dev.kvlab.cluster.ClusterProperties;
+import dev.kvlab.cluster.DepartedNodes;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
 import dev.kvlab.http.ChunkedStream;
 import dev.kvlab.http.RequestParameters;
 import dev.kvlab.http.StreamAdmission;
+import dev.kvlab.lifecycle.LifecycleStep;
 import dev.kvlab.memory.MemoryBudget;
 import dev.kvlab.replication.HybridLogicalClock;
 import dev.kvlab.replication.Replica;
@@ -66,9 +68,14 @@ public class PeerConfiguration {
                 leaving);
     }
 
+    /**
+     * Ends the coordinators' batch streams into this node as it starts to stop, before the servers
+     * drain their requests: a stream is a request that would otherwise hold the graceful shutdown
+     * until its timeout.
+     */
     @Bean
-    ReplicaStreamsLifecycle replicaStreamsLifecycle(ReplicaHandler replica) {
-        return new ReplicaStreamsLifecycle(replica);
+    LifecycleStep replicaStreamsLifecycle(ReplicaHandler replica) {
+        return LifecycleStep.onStop(LifecycleStep.REPLICA_STREAMS, replica::endStreams);
     }
 
     /** A backup's calls to this node, beside the replica calls and under the same guard. */
@@ -77,23 +84,29 @@ public class PeerConfiguration {
         return new BackupHandler(authentication, budget, local);
     }
 
+    /** Peers' notices that a node has left or joined again, beside the replica calls and under the same guard. */
+    @Bean
+    MembershipHandler membershipHandler(PeerAuthentication authentication, MemoryBudget budget, DepartedNodes departed) {
+        return new MembershipHandler(authentication, budget, departed);
+    }
+
     /** The replica protocol on the client port, when it has no port of its own. */
     @Bean
     @ConditionalOnExpression("${kvlab.replication.port:0} == 0")
-    NettyRouteProvider replicaRoutes(ReplicaHandler replica, BackupHandler backup) {
-        return routes -> backup.addTo(replica.addTo(routes));
+    NettyRouteProvider replicaRoutes(ReplicaHandler replica, BackupHandler backup, MembershipHandler membership) {
+        return routes -> membership.addTo(backup.addTo(replica.addTo(routes)));
     }
 
     @Bean
     @ConditionalOnExpression("${kvlab.replication.port:0} > 0")
-    ReplicaServer replicaServer(ReplicaHandler replica, BackupHandler backup, ReplicationProperties replication, ReactorResourceFactory resources,
+    ReplicaServer replicaServer(ReplicaHandler replica, BackupHandler backup, MembershipHandler membership, ReplicationProperties replication, ReactorResourceFactory resources,
                                 @Value("${spring.lifecycle.timeout-per-shutdown-phase:20s}") Duration drainTimeout,
                                 @Value("${server.netty.idle-timeout:#{null}}") Duration idleTimeout, NettyProperties netty,
                                 NettyServerProperties serverNetty, ServerProperties server, ObjectProvider<ReplicaTls> tls) {
         ReplicaTls replicaTls = tls.getIfAvailable();
         // The client port's limits (server.netty.max-initial-line-length, server.max-http-request-header-size), so
         // a request the client port takes, such as a range with long bounds, can be passed on to a replica.
-        return new ReplicaServer(replication.port(), routes -> backup.addTo(replica.addTo(routes)), resources.getLoopResources(), drainTimeout, idleTimeout,
+        return new ReplicaServer(replication.port(), routes -> membership.addTo(backup.addTo(replica.addTo(routes))), resources.getLoopResources(), drainTimeout, idleTimeout,
                 (int) serverNetty.getMaxInitialLineLength().toBytes(), (int) server.getMaxHttpRequestHeaderSize().toBytes(),
                 netty.replicaPort(List.of(ReplicaProtocol.STREAM_PATH)), replicaTls == null ? null : replicaTls.serverContext());
     }
@@ -171,6 +184,12 @@ public class PeerConfiguration {
     @Bean
     BackupClient backupClient(WebClient replicaClient, PeerAuthentication authentication, BackupProperties backup) {
         return new BackupClient(replicaClient, authentication, Duration.ofSeconds(10), backup.timeout());
+    }
+
+    /** Membership notices, each bounded by the replica call timeout. */
+    @Bean
+    MembershipClient membershipClient(WebClient replicaClient, PeerAuthentication authentication, ReplicationProperties replication) {
+        return new MembershipClient(replicaClient, authentication, replication.timeout());
     }
 
     @Bean

@@ -1,6 +1,7 @@
 package dev.kvlab.peer;
 
 import dev.kvlab.http.ConnectionGuards;
+import dev.kvlab.lifecycle.LifecycleStep;
 import io.netty.handler.ssl.SslContext;
 import java.time.Duration;
 import java.util.function.Function;
@@ -75,6 +76,6 @@ final class ReplicaServer implements SmartLifecycle {
     /** Stops with the web server (Spring Boot's web server lifecycle phase), before beans are destroyed. */
     @Override
     public int getPhase() {
-        return SmartLifecycle.DEFAULT_PHASE - 1024;
+        return LifecycleStep.SERVERS;
     }
 }

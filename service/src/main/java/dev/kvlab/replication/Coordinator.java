@@ -218,7 +218,9 @@ public final class Coordinator {
         }
         Topology current = topology.current();
         List<String> askedNodes = asked.replicas().stream().map(Replica::node).toList();
-        return before.stream().filter(node -> !askedNodes.contains(node)).map(node -> replicas.replicaOf(node, current)).toList();
+        // A node whose leave is finished handed every record over: asking it would only wait for a node that is gone.
+        return before.stream().filter(node -> !askedNodes.contains(node) && !topology.hasLeft(node))
+                .map(node -> replicas.replicaOf(node, current)).toList();
     }
 
     /**

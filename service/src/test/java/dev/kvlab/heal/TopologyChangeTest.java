@@ -62,7 +62,7 @@ class TopologyChangeTest {
                 "Authorization", "Bearer " + cluster.secret());
         assertThat(leave.statusCode()).as(text(leave)).isEqualTo(200);
         await().atMost(Duration.ofSeconds(40)).until(() -> {
-            Handoff.Leave leaving = cluster.bean(3, Handoff.class).leaving();
+            Leave leaving = cluster.bean(3, Handoff.class).leaving();
             return leaving != null && leaving.passes() > 0 && leaving.lastPass().failed() == 0;
         });
         // It makes no more passes, as if it stopped now. The others still reckon it an owner: a
@@ -72,7 +72,7 @@ class TopologyChangeTest {
         cluster.bean(3, Handoff.class).close();
         for (int node = 0; node < 3; node++) {
             TopologyHistory topology = cluster.bean(node, TopologyHistory.class);
-            Handoff.Sweep sweep = cluster.bean(node, Handoff.class).sweep(topology.current(), topology.current().ownership(), false).block();
+            Sweep sweep = cluster.bean(node, Handoff.class).sweep(topology.current(), topology.current().ownership(), false).block();
             assertThat(sweep.movedAway()).as("records node %d moved to the leaving node", node).isZero();
         }
         cluster.resize(3);
@@ -87,7 +87,7 @@ class TopologyChangeTest {
                 "Content-Type", "application/json", "Authorization", "Bearer " + cluster.secret());
         assertThat(leave.statusCode()).as(text(leave)).isEqualTo(200);
         await().atMost(Duration.ofSeconds(20)).until(() -> {
-            Handoff.Leave leaving = cluster.bean(3, Handoff.class).leaving();
+            Leave leaving = cluster.bean(3, Handoff.class).leaving();
             return leaving != null && leaving.passes() > 0 && leaving.lastPass().failed() == 0;
         });
 
