@@ -19,8 +19,8 @@ import org.springframework.validation.annotation.Validated;
  * @param maxAge   complete backups older than this are removed (the newest is always kept); 0: no limit
  * @param timeout  how long a node's part of a backup may take, its snapshot and its upload
  * @param maxBytesPerSecond  how fast a node's part reads its snapshot, to checksum, count and upload
- *                 it, so that it takes a steady share of the disk and a core from serving (as
- *                 RocksDB's backup engine's rate limit); 0: as fast as it can
+ *                 it, a cap on the disk bandwidth a backup takes from serving (as RocksDB's backup
+ *                 engine's rate limit); 0: as fast as it can
  */
 @Validated
 @ConfigurationProperties("kvlab.backup")
@@ -30,10 +30,7 @@ public record BackupProperties(
         @Min(0) @DefaultValue("7") int keepLast,
         @NotNull @DefaultValue("0s") Duration maxAge,
         @NotNull @DefaultValue("1h") Duration timeout,
-        @NotNull @DefaultValue("32MB") DataSize maxBytesPerSecond) {
-
-    /** {@code max-bytes-per-second}'s default. */
-    public static final DataSize DEFAULT_PACE = DataSize.ofMegabytes(32);
+        @NotNull @DefaultValue("0") DataSize maxBytesPerSecond) {
 
     public boolean enabled() {
         return !target.isBlank();

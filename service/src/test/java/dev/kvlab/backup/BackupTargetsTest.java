@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.util.unit.DataSize;
 
 /** What {@code kvlab.backup.target} may say, and the reason when it cannot be obeyed. */
 class BackupTargetsTest {
@@ -16,7 +17,7 @@ class BackupTargetsTest {
     Path dir;
 
     private static BackupProperties properties(String target, BackupProperties.S3 s3) {
-        return new BackupProperties(target, s3, 7, Duration.ZERO, Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
+        return new BackupProperties(target, s3, 7, Duration.ZERO, Duration.ofHours(1), DataSize.ofBytes(0));
     }
 
     private static BackupProperties.S3 keys(String access, String accessFile, String secret, String secretFile) {

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.util.unit.DataSize;
 
 /** {@link S3Target} against a real S3-compatible server (SeaweedFS), as backups use it. */
 class S3TargetTest {
@@ -46,7 +47,7 @@ class S3TargetTest {
     /** A target under a prefix of its own, so the tests do not see each other's objects. */
     private static BackupProperties properties(String prefix, String accessKey, String secretKey) {
         return new BackupProperties("s3://" + S3Server.BUCKET + "/" + prefix, server.settings(accessKey, secretKey), 7,
-                java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
+                java.time.Duration.ZERO, java.time.Duration.ofHours(1), DataSize.ofBytes(0));
     }
 
     private static BackupTarget open(String prefix) {
@@ -140,7 +141,7 @@ class S3TargetTest {
     @Test
     void aBucketThatDoesNotExistIsNamed() {
         BackupProperties properties = new BackupProperties("s3://no-such-bucket-here",
-                server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY), 7, java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
+                server.settings(S3Server.ACCESS_KEY, S3Server.SECRET_KEY), 7, java.time.Duration.ZERO, java.time.Duration.ofHours(1), DataSize.ofBytes(0));
         try (BackupTarget target = BackupTargets.open(properties)) {
             assertThatThrownBy(() -> target.put("blobs/a", new byte[1])).isInstanceOf(IOException.class)
                     .hasMessageContaining("no-such-bucket-here");
@@ -156,7 +157,7 @@ class S3TargetTest {
         String prefix = "t-" + UUID.randomUUID();
         BackupProperties properties = new BackupProperties("s3://" + S3Server.BUCKET + "/" + prefix,
                 new BackupProperties.S3(server.endpoint, "us-east-1", true, "", access.toString(), "", secret.toString()),
-                7, java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
+                7, java.time.Duration.ZERO, java.time.Duration.ofHours(1), DataSize.ofBytes(0));
         try (BackupTarget target = BackupTargets.open(properties)) {
             assertThatThrownBy(() -> target.list("")).isInstanceOf(IOException.class);
         }
@@ -191,7 +192,7 @@ class S3TargetTest {
     @Test
     void aDirectoryIsAnythingElse() {
         BackupProperties properties = new BackupProperties(dir.toString(), server.settings("", ""), 7,
-                java.time.Duration.ZERO, java.time.Duration.ofHours(1), BackupProperties.DEFAULT_PACE);
+                java.time.Duration.ZERO, java.time.Duration.ofHours(1), DataSize.ofBytes(0));
         try (BackupTarget target = BackupTargets.open(properties)) {
             assertThat(target).isInstanceOf(DirectoryTarget.class);
         }
