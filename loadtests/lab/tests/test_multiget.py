@@ -107,16 +107,7 @@ class MultiGetScriptTest(unittest.TestCase):
         finally:
             server.shutdown()
             server.server_close()
-        self.assertGreaterEqual(len(Recorder.requests), 10)
-        for path, content_type, body in Recorder.requests:
-            self.assertEqual("/v0/entities/get?replicas=2/3", path)
-            self.assertEqual("text/plain", content_type)
-            keys = body.decode().split("\n")
-            self.assertEqual("", keys.pop(), "the body ends with a newline")
-            self.assertEqual(7, len(keys))
-            for key in keys:
-                self.assertRegex(key, r"^mk\d{10}$")
-                self.assertLess(int(key[2:]), 50)
+        assert_multigets(self, Recorder.requests, at_least=10)
         self.assertEqual(("multiget", 7, {"200": result["requests"]}), (result["scenario"], result["keys_per_request"], result["status_counts"]))
         self.assertAlmostEqual(result["achieved_rate"] * 7, result["keys_rate"])
 
@@ -163,16 +154,21 @@ class WrkMultiGetScriptTest(unittest.TestCase):
         finally:
             server.shutdown()
             server.server_close()
-        self.assertGreaterEqual(len(handler.requests), 20)
-        for path, content_type, body in handler.requests:
-            self.assertEqual("/v0/entities/get?replicas=2/3", path)
-            self.assertEqual("text/plain", content_type)
-            keys = body.decode().split("\n")
-            self.assertEqual("", keys.pop(), "the body ends with a newline")
-            self.assertEqual(7, len(keys))
-            for key in keys:
-                self.assertRegex(key, r"^mk\d{10}$")
-                self.assertLess(int(key[2:]), 50)
+        assert_multigets(self, handler.requests, at_least=20)
         self.assertEqual(("multiget", 7, {"200": result["requests"]}, 0.0),
                          (result["scenario"], result["keys_per_request"], result["status_counts"], result["error_rate"]))
         self.assertAlmostEqual(result["achieved_rate"] * 7, result["keys_rate"])
+
+
+def assert_multigets(test: unittest.TestCase, requests: list, at_least: int) -> None:
+    """Each request a POST of 7 keys of the 50-key space mk.., one per line, at 2/3."""
+    test.assertGreaterEqual(len(requests), at_least)
+    for path, content_type, body in requests:
+        test.assertEqual("/v0/entities/get?replicas=2/3", path)
+        test.assertEqual("text/plain", content_type)
+        keys = body.decode().split("\n")
+        test.assertEqual("", keys.pop(), "the body ends with a newline")
+        test.assertEqual(7, len(keys))
+        for key in keys:
+            test.assertRegex(key, r"^mk\d{10}$")
+            test.assertLess(int(key[2:]), 50)
