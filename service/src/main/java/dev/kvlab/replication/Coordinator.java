@@ -265,14 +265,16 @@ public final class Coordinator {
     private record Asked(ReplicaCount count, List<Replica> replicas) {
     }
 
-    /** The request's {@code ack/from}: {@code requested}, or the cluster's default quorum when null. */
+    /**
+     * The request's {@code ack/from}: {@code requested}, or the cluster's default quorum when null;
+     * checked before a write makes its record, which cannot hold a {@code from} beyond {@link Record#MAX_FROM}.
+     */
     private ReplicaCount countOf(ReplicaCount requested) {
-        return requested != null ? requested : ReplicaCount.quorumOf(topology.current().size());
+        return satisfiable(requested, topology.current());
     }
 
-    /** {@code requested == null} means the cluster's default quorum. */
-    private Asked ask(byte[] key, ReplicaCount requested) {
-        Topology current = topology.current();
+    /** {@code requested}, or the default quorum when null; an {@link UnsatisfiableReplicasException} when {@code current} cannot keep it. */
+    private static ReplicaCount satisfiable(ReplicaCount requested, Topology current) {
         ReplicaCount count = requested != null ? requested : ReplicaCount.quorumOf(current.size());
         if (count.from() > current.size()) {
             throw new UnsatisfiableReplicasException(count, current.size());
@@ -280,6 +282,13 @@ public final class Coordinator {
         if (count.from() > Record.MAX_FROM) {
             throw new UnsatisfiableReplicasException("replicas=" + count + ": a key is kept on at most " + Record.MAX_FROM + " replicas");
         }
+        return count;
+    }
+
+    /** {@code requested == null} means the cluster's default quorum. */
+    private Asked ask(byte[] key, ReplicaCount requested) {
+        Topology current = topology.current();
+        ReplicaCount count = satisfiable(requested, current);
         List<Replica> asked = new ArrayList<>(count.from());
         for (String node : current.replicasFor(key, count.from())) {
             asked.add(replicas.replicaOf(node, current));

@@ -44,6 +44,9 @@ class ThreeNodeClusterTest {
     void replicasBeyondTheClusterOrMalformedAre400() {
         KvClient client = cluster.client(0);
         assertThat(client.put("bad", "v".getBytes(), "4/4").statusCode()).isEqualTo(400);
+        // Beyond the replicas a record can name, too: refused before the write makes its record.
+        assertThat(client.put("bad", "v".getBytes(), "1/100").statusCode()).isEqualTo(400);
+        assertThat(client.delete("bad", "1/100").statusCode()).isEqualTo(400);
         assertThat(text(client.get("bad", "1/4"))).contains("cluster has 3 nodes");
         assertThat(client.get("bad", "3/2").statusCode()).isEqualTo(400);
         assertThat(client.delete("bad", "0/3").statusCode()).isEqualTo(400);
