@@ -50,10 +50,6 @@ public final class BackupPace {
         return new BackupPace(0);
     }
 
-    public long bytesPerSecond() {
-        return bytesPerSecond;
-    }
-
     /** Counts {@code bytes} read and waits until the pace allows them. */
     public synchronized void take(long bytes) throws InterruptedIOException {
         if (bytesPerSecond == 0 || bytes <= 0) {
