@@ -3,9 +3,9 @@ package dev.kvlab;
 import com.sun.management.HotSpotDiagnosticMXBean;
 import dev.kvlab.api.ApiProperties;
 import dev.kvlab.cluster.ClusterProperties;
-import dev.kvlab.cluster.DepartedNodes;
 import dev.kvlab.cluster.DnsTopologyProvider;
 import dev.kvlab.cluster.DnsjavaSrvLookup;
+import dev.kvlab.cluster.ServingNodes;
 import dev.kvlab.cluster.StaticTopologyProvider;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
@@ -62,11 +62,11 @@ class NodeConfiguration {
         return LocalStore.open(properties);
     }
 
-    /** The topology as listed, without the nodes that said their leave is finished ({@link DepartedNodes}). */
+    /** The topology as listed, without the nodes that left or are not yet seen to serve ({@link ServingNodes}). */
     @Bean(destroyMethod = "close")
-    DepartedNodes topologyProvider(ClusterProperties properties, ReplicationProperties replication,
-                                   @Value("${server.port:8080}") int serverPort) {
-        return new DepartedNodes(listedTopology(properties, replication, serverPort));
+    ServingNodes topologyProvider(ClusterProperties properties, ReplicationProperties replication,
+                                 @Value("${server.port:8080}") int serverPort) {
+        return new ServingNodes(listedTopology(properties, replication, serverPort), properties.dns().joinTimeout(), System::currentTimeMillis);
     }
 
     private static TopologyProvider listedTopology(ClusterProperties properties, ReplicationProperties replication, int serverPort) {

@@ -78,6 +78,8 @@ public record ClusterProperties(
      * @param shrinkAfter     how long pods must be missing from DNS before the cluster shrinks: a
      *                        pod being rescheduled vanishes from DNS for a moment, and shrinking
      *                        would move its keys elsewhere
+     * @param joinTimeout     how long a pod that came into DNS after this node started is kept out
+     *                        of the topology while it is not seen to serve ({@link ServingNodes})
      * @param server          a DNS server ({@code host:port}) to ask instead of the system's resolvers
      */
     public record Dns(
@@ -88,6 +90,7 @@ public record ClusterProperties(
             @Min(0) @DefaultValue("0") int replicas,
             @NotNull @DefaultValue("5s") Duration refreshInterval,
             @NotNull @DefaultValue("60s") Duration shrinkAfter,
+            @NotNull @DefaultValue("120s") Duration joinTimeout,
             String server) {
     }
 

@@ -5,7 +5,7 @@ public interface TopologyProvider extends AutoCloseable {
 
     Topology current();
 
-    /** Whether {@code node} has told this one its leave is finished ({@link DepartedNodes}). */
+    /** Whether {@code node} has told this one its leave is finished ({@link ServingNodes}). */
     default boolean hasLeft(String node) {
         return false;
     }

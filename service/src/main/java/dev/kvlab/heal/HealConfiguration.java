@@ -4,6 +4,7 @@ import dev.kvlab.backup.BackupCoordinator;
 import dev.kvlab.backup.BackupStatus;
 import dev.kvlab.backup.BackupThread;
 import dev.kvlab.backup.ConfiguredTarget;
+import dev.kvlab.cluster.ServingNodes;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
 import dev.kvlab.lifecycle.LifecycleStep;
@@ -108,8 +109,8 @@ public class HealConfiguration {
      */
     @Bean
     LifecycleStep backgroundLifecycle(HintReplayer hints, TopologyHistory topology, RepairService repair, Handoff handoff,
-                                      PeerMetrics peerMetrics, MembershipNotices membership) {
-        List<BackgroundWork> work = List.of(topology, hints, repair, handoff, peerMetrics, membership);
+                                      PeerMetrics peerMetrics, MembershipNotices membership, JoiningProbe joiningProbe) {
+        List<BackgroundWork> work = List.of(topology, hints, repair, handoff, peerMetrics, membership, joiningProbe);
         return LifecycleStep.of(LifecycleStep.BACKGROUND_WORK, () -> work.forEach(BackgroundWork::start),
                 () -> work.forEach(BackgroundWork::close));
     }
@@ -117,6 +118,15 @@ public class HealConfiguration {
     @Bean(destroyMethod = "close")
     MembershipNotices membershipNotices(TopologyProvider topology, MembershipClient peers, Handoff handoff) {
         return new MembershipNotices(topology, peers, handoff);
+    }
+
+    /** Nodes new to the listing are taken into the topology as soon as they answer, asked every second. */
+    @Bean(destroyMethod = "close")
+    JoiningProbe joiningProbe(ServingNodes serving, MembershipClient peers, MeterRegistry registry) {
+        Gauge.builder("kvlab.cluster.joining", serving, nodes -> nodes.joining().size())
+                .description("Nodes listed since this node started and not yet seen to serve: out of its topology until they do")
+                .register(registry);
+        return new JoiningProbe(serving, peers::answers, Duration.ofSeconds(1));
     }
 
     /** A node whose leave is finished tells its peers as it begins to stop, so they take it out of their topology at once. */

@@ -34,6 +34,22 @@ public final class MembershipClient {
         return notice(peer, MembershipCalls.JOINED_PATH, node);
     }
 
+    /**
+     * Whether {@code peer} serves: true once it answers this node's notice that {@code node} (this
+     * node) serves, whether it knows this node or not; false when it does not answer in time or
+     * answers anything else.
+     */
+    public Mono<Boolean> answers(String peer, String node) {
+        byte[] body = node.getBytes(StandardCharsets.UTF_8);
+        return SignedPost.to(client, authentication, peer, MembershipCalls.JOINED_PATH, MediaType.TEXT_PLAIN, body)
+                .exchangeToMono(response -> {
+                    int status = response.statusCode().value();
+                    return response.releaseBody().thenReturn(status == HttpStatus.NO_CONTENT.value() || status == HttpStatus.CONFLICT.value());
+                })
+                .timeout(timeout, Mono.just(false))
+                .onErrorReturn(false);
+    }
+
     private Mono<Void> notice(String peer, String path, String node) {
         byte[] body = node.getBytes(StandardCharsets.UTF_8);
         return SignedPost.to(client, authentication, peer, path, MediaType.TEXT_PLAIN, body)

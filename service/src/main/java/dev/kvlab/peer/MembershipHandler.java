@@ -1,6 +1,6 @@
 package dev.kvlab.peer;
 
-import dev.kvlab.cluster.DepartedNodes;
+import dev.kvlab.cluster.ServingNodes;
 import dev.kvlab.http.NettyResponses;
 import dev.kvlab.memory.MemoryBudget;
 import io.netty.handler.codec.http.HttpResponseStatus;
@@ -15,22 +15,23 @@ import reactor.netty.http.server.HttpServerRoutes;
 /**
  * This node's end of the membership notices ({@link MembershipCalls}), served beside the replica
  * calls under the same guard ({@link SignedRoutes}): a peer that has left is taken out of this
- * node's topology at once, one that has joined again back into it ({@link DepartedNodes}).
+ * node's topology at once, one that serves (a new node, or one that has left and started again) into it
+ * ({@link ServingNodes}).
  */
 final class MembershipHandler {
 
     private final SignedRoutes signed;
-    private final DepartedNodes departed;
+    private final ServingNodes serving;
 
-    MembershipHandler(PeerAuthentication authentication, MemoryBudget budget, DepartedNodes departed) {
+    MembershipHandler(PeerAuthentication authentication, MemoryBudget budget, ServingNodes serving) {
         this.signed = new SignedRoutes(authentication, budget);
-        this.departed = departed;
+        this.serving = serving;
     }
 
     HttpServerRoutes addTo(HttpServerRoutes routes) {
         return routes
-                .post(MembershipCalls.LEFT_PATH, notice("a notice that a node has left", departed::left))
-                .post(MembershipCalls.JOINED_PATH, notice("a notice that a node has joined", departed::joined));
+                .post(MembershipCalls.LEFT_PATH, notice("a notice that a node has left", serving::left))
+                .post(MembershipCalls.JOINED_PATH, notice("a notice that a node has joined", serving::serves));
     }
 
     /** A signed notice naming a node, applied to it: 204, or 409 when {@code apply} does not know the node. */

@@ -5,7 +5,7 @@ import dev.kvlab.api.ApiProperties;
 import dev.kvlab.backup.BackupProperties;
 import dev.kvlab.backup.LocalBackupNode;
 import dev.kvlab.cluster.ClusterProperties;
-import dev.kvlab.cluster.DepartedNodes;
+import dev.kvlab.cluster.ServingNodes;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.cluster.WallClock;
 import dev.kvlab.http.ChunkedStream;
@@ -84,10 +84,10 @@ public class PeerConfiguration {
         return new BackupHandler(authentication, budget, local);
     }
 
-    /** Peers' notices that a node has left or joined again, beside the replica calls and under the same guard. */
+    /** Peers' notices that a node has left or serves, beside the replica calls and under the same guard. */
     @Bean
-    MembershipHandler membershipHandler(PeerAuthentication authentication, MemoryBudget budget, DepartedNodes departed) {
-        return new MembershipHandler(authentication, budget, departed);
+    MembershipHandler membershipHandler(PeerAuthentication authentication, MemoryBudget budget, ServingNodes serving) {
+        return new MembershipHandler(authentication, budget, serving);
     }
 
     /** The replica protocol on the client port, when it has no port of its own. */

@@ -144,7 +144,7 @@ class DnsTopologyProviderTest {
 
     private DnsTopologyProvider provider(String podName, int replicas) {
         ClusterProperties.Dns settings = new ClusterProperties.Dns(SERVICE, podName, "http", 8080, replicas,
-                Duration.ofSeconds(5), Duration.ofSeconds(60), dns.address());
+                Duration.ofSeconds(5), Duration.ofSeconds(60), Duration.ofSeconds(120), dns.address());
         DnsTopologyProvider provider = new DnsTopologyProvider(settings, 8080,
                 new DnsjavaSrvLookup(settings.server(), Duration.ofMillis(300)), clock);
         provider.refresh();

@@ -66,7 +66,7 @@ class SecretStrengthTest {
 
     private static ClusterProperties cluster(String secret) {
         return new ClusterProperties(ClusterProperties.Discovery.STATIC, List.<URI>of(), null,
-                new ClusterProperties.Dns(null, null, "http", 0, 0, Duration.ofSeconds(5), Duration.ofSeconds(60), null),
+                new ClusterProperties.Dns(null, null, "http", 0, 0, Duration.ofSeconds(5), Duration.ofSeconds(60), Duration.ofSeconds(120), null),
                 secret, null, Duration.ofSeconds(60), Duration.ZERO);
     }
 

@@ -43,6 +43,6 @@ class StaticTopologyProviderTest {
     private static ClusterProperties properties(List<String> nodes, String self) {
         return new ClusterProperties(ClusterProperties.Discovery.STATIC, nodes.stream().map(URI::create).toList(),
                 self == null ? null : URI.create(self),
-                new ClusterProperties.Dns(null, null, "http", 0, 0, java.time.Duration.ofSeconds(5), java.time.Duration.ofSeconds(60), null), null, null, java.time.Duration.ofSeconds(60), java.time.Duration.ZERO);
+                new ClusterProperties.Dns(null, null, "http", 0, 0, java.time.Duration.ofSeconds(5), java.time.Duration.ofSeconds(60), java.time.Duration.ofSeconds(120), null), null, null, java.time.Duration.ofSeconds(60), java.time.Duration.ZERO);
     }
 }
