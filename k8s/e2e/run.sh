@@ -10,7 +10,8 @@
 #
 # Environment: KVLAB_IMAGE (kvlab/service:0.1.0), PROFILER_IMAGE (kvlab/profiler:0.1.0), KUBECTL,
 # HELM, E2E_KEEP_NAMESPACE=1 (leave the namespace for a look after a failure), E2E_ONLY=backup (the
-# backup and restore scenario alone), E2E_RESTORE_REPLICAS (the size of the release it restores into, 2).
+# backup and restore scenario alone), E2E_ONLY=scaling (install, then helm upgrade 3 -> 5 -> 3 under
+# writes alone), E2E_RESTORE_REPLICAS (the size of the release it restores into, 2).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -206,12 +207,12 @@ scaling_out_and_in_under_load_keeps_every_acknowledged_write() {
   k exec "$writer" -c kvlab -- sh -c '
     base=$1 prefix=$2 stop=$3 end=$(($(date +%s) + $4)) i=0
     while [ ! -e "$stop" ] && [ "$(date +%s)" -lt "$end" ] && [ "$i" -lt 4000 ]; do
-      i=$((i + 1))
+      i=$((i + 1)) now=$(date +%s)
       set --
       for r in 1/1 2/2 2/3 3/3; do
         key="$prefix-${r%/*}of${r#*/}-$i"
         [ $# -eq 0 ] || set -- "$@" --next
-        set -- "$@" -s -o /dev/null -m 5 -w "%{http_code} $r $key\n" -X PUT --data-binary "$key" "$base/v0/entity?id=$key&replicas=$r"
+        set -- "$@" -s -o /dev/null -m 5 -w "%{http_code} $r $key $now\n" -X PUT --data-binary "$key" "$base/v0/entity?id=$key&replicas=$r"
       done
       curl "$@"
       sleep 0.05
@@ -221,16 +222,18 @@ scaling_out_and_in_under_load_keeps_every_acknowledged_write() {
   ok "a writer in $writer puts keys at 1/1, 2/2, 2/3 and 3/3 through the client Service"
   sleep 5
 
-  local started=$SECONDS
+  local started=$SECONDS grow_began grow_ended shrink_began shrink_ended
+  grow_began=$(date +%s)
   "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set replicaCount=5 --wait --timeout 5m >/dev/null
   ok "helm upgrade --set replicaCount=5 under load: 5 pods ready after $((SECONDS - started))s"
   expect_topology 5
+  grow_ended=$(date +%s)
   sleep 10
 
   # While the shrink runs: what the pods that go away say about their leaving, and the hook's log.
   watch_leaving 3 4 &
   scaling_watcher=$!
-  started=$SECONDS
+  started=$SECONDS shrink_began=$(date +%s)
   "$HELM" upgrade "$RELEASE" "$CHART" --namespace "$NS" --reuse-values --set replicaCount=3 "${hook[@]}" --wait --timeout 5m \
     >"$WORK/shrink.out" 2>&1 || { cat "$WORK/shrink.out" >&2; fail "helm upgrade --set replicaCount=3 failed"; }
   ok "helm upgrade --set replicaCount=3 ${hook[*]} under load returned after $((SECONDS - started))s"
@@ -256,6 +259,7 @@ scaling_out_and_in_under_load_keeps_every_acknowledged_write() {
     poll 120 sees_nodes "$RELEASE-$i" 3 || fail "$RELEASE-$i still sees $(nodes_seen "$RELEASE-$i") nodes"
   done
   ok "every pod sees 3 nodes, $((SECONDS - started))s after the upgrade began"
+  shrink_ended=$(date +%s)
   sleep 5
   k exec "$writer" -c kvlab -- touch "$scaling_stop"
   wait "$writing" || fail "the writer failed: $(tail -n 3 "$WORK/writes.err")"
@@ -268,6 +272,11 @@ scaling_out_and_in_under_load_keeps_every_acknowledged_write() {
     [ "$acknowledged" -ge 100 ] || fail "only $acknowledged of $total PUTs at $r answered 201"
     ok "PUTs at $r: $acknowledged of $total answered 201 ($(awk -v r="$r" '$2 == r && $1 != 201 { print $1 }' "$WORK/writes.out" | sort | uniq -c | awk '{ printf "%s%s x %s", sep, $1, $2; sep = ", " }'))"
   done
+  # When the PUTs that failed were sent: while growing (upgrade to 5 until every pod sees 5), while
+  # shrinking (upgrade to 3 until every pod sees 3), or in between and around.
+  ok "PUTs not answered 201, by when they were sent: $(awk -v g0="$grow_began" -v g1="$grow_ended" -v s0="$shrink_began" -v s1="$shrink_ended" '
+    $1 != 201 { if ($4 >= g0 && $4 <= g1) grow++; else if ($4 >= s0 && $4 <= s1) shrink++; else other++ }
+    END { printf "%d growing (%ds), %d shrinking (%ds), %d otherwise", grow, g1 - g0, shrink, s1 - s0, other }' "$WORK/writes.out")"
   # Every acknowledged key, read back at its replicas through the client Service: its value is its key.
   # Each answer's body, then a line "@@ <status> <url>".
   awk '$1 == 201 { printf "url = \"http://'"$RELEASE"':8080/v0/entity?id=%s&replicas=%s\"\n", $3, $2 }' "$WORK/writes.out" >"$WORK/reads.conf"
@@ -693,6 +702,9 @@ log "kvlab end-to-end tests: namespace $NS, images $KVLAB_IMAGE and $PROFILER_IM
 # E2E_ONLY=backup: the backup and restore scenario alone (it needs no other).
 if [ "${E2E_ONLY:-}" = backup ]; then
   scenario "a backup by the CronJob restores into a new release of another size" backup_by_the_cronjob_restores_into_a_new_release
+elif [ "${E2E_ONLY:-}" = scaling ]; then
+  scenario "install 3 replicas and wait" install_three_replicas &&
+    scenario "helm upgrade 3 -> 5 -> 3 under write load keeps every acknowledged key" scaling_out_and_in_under_load_keeps_every_acknowledged_write
 elif scenario "install 3 replicas and wait" install_three_replicas; then
   scenario "every pod sees 3 nodes" every_pod_sees_three_nodes
   scenario "a write through one pod at 2/3 is read through another" write_through_one_pod_read_through_another
