@@ -202,7 +202,8 @@ class K8sDisaster:
         self._until(lambda: not self.executor.release.pods(), UNINSTALL_TIMEOUT_S,
                     lambda: f"the pods of {self.k.release} are still there {UNINSTALL_TIMEOUT_S} s after the uninstall")
         claims_ = [self.data_claims[p] for p in self.pods]
-        self.kubectl.run("delete", "pvc", *claims_, "--wait=true", f"--timeout={UNINSTALL_TIMEOUT_S}s",
+        # --ignore-not-found: a retention policy of whenDeleted: Delete has removed them already.
+        self.kubectl.run("delete", "pvc", *claims_, "--ignore-not-found", "--wait=true", f"--timeout={UNINSTALL_TIMEOUT_S}s",
                          timeout=UNINSTALL_TIMEOUT_S + 30)
         removed = [{"node": p, "claim": self.data_claims[p], "bytes": size if isinstance(size, int) else None}
                    for p, size in zip(self.pods, sizes)]
