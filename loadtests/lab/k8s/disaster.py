@@ -8,13 +8,16 @@ and the ledger's keys read back through the client port of each pod, inside it. 
 what it did and how long it took.
 
 The release must have backups on (backup.enabled=true); make lab LAB_TARGET=k8s SCENARIO=disaster
-installs it so. The new release gets the old one's values (helm get values) and the restore's."""
+installs it so. The new release gets the old one's values (helm get values, kept in memory only:
+they may hold the cluster's secret) and the restore's."""
 
 from __future__ import annotations
 
 import json
+import os
 import shlex
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable
 from datetime import datetime
@@ -149,7 +152,7 @@ def client_path(key: str, count: int) -> str:
 
 class K8sDisaster:
     """executor: lab.k8s.executor.K8sExecutor (its release, kubectl, run settings); out: the run's
-    directory (the old release's values, the restore containers' logs)."""
+    directory (the restore containers' logs)."""
 
     def __init__(self, executor, out: Path, helm: Helm | None = None, chart: Path = CHART,
                  timeout_s: float = 600.0, clock: Callable[[], float] = time.monotonic,
@@ -165,9 +168,8 @@ class K8sDisaster:
         self.clock, self.sleep = clock, sleep
         self.pods = [p["metadata"]["name"] for p in executor.release.pods()]
         self.data_claims, self.backup_claim = claims(executor.release.pods())
-        self.values_file = out / "release-values.json"
         # The values the release was installed with, for the new one; all of them, for its target.
-        self.values_file.write_text(self.helm.run("get", "values", self.k.release, "-o", "json") or "{}")
+        self.values = self.helm.run("get", "values", self.k.release, "-o", "json").strip() or "{}"
         self._target = backup_target(json.loads(self.helm.run("get", "values", self.k.release, "--all", "-o", "json")),
                                      self.backup_claim)
         self._restored: dict | None = None
@@ -219,9 +221,18 @@ class K8sDisaster:
         install until every pod's restore init container ended, and per pod how long it ran; an
         init container that failed stops it with its last log line."""
         t = self.clock()
-        args = install_args(self.k.release, self.chart, self.values_file, len(self.pods), name, self.backup_claim)
-        log(f"restore: helm {' '.join(args)}")
-        self.helm.run(*args, timeout=120)
+        # What the record and the log show: the values file is a temporary one, removed after the install.
+        shown = install_args(self.k.release, self.chart, Path("OLD-RELEASE-VALUES.json"), len(self.pods), name,
+                             self.backup_claim)
+        log(f"restore: helm {shlex.join(shown)}")
+        fd, values_file = tempfile.mkstemp(prefix="kvlab-restore-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w") as f:
+                f.write(self.values)
+            self.helm.run(*install_args(self.k.release, self.chart, Path(values_file), len(self.pods), name,
+                                        self.backup_claim), timeout=120)
+        finally:
+            os.unlink(values_file)
         done: dict[str, dict] = {}
         deadline = t + self.timeout_s
         while len(done) < len(self.pods):
@@ -247,7 +258,7 @@ class K8sDisaster:
                 self.sleep(POLL_S)
         self._restored = {"backup": name, "seconds": round(self.clock() - t, 3),
                           "nodes": [done[p] for p in self.pods], "bytes": None,
-                          "command": f"helm {shlex.join(args)}"}
+                          "command": f"helm {shlex.join(shown)}"}
         return self._restored
 
     def start(self) -> dict:

@@ -136,6 +136,8 @@ class FakeCluster:
             self.state = "going"
         if args[0] == "install":
             self.state, self.looks = "installed", 0
+            values = Path(args[args.index("-f") + 1])
+            self.installed_values = (values, json.loads(values.read_text()), values.stat().st_mode & 0o777)
         return ""
 
     def steps(self, out: Path) -> disaster.K8sDisaster:
@@ -179,8 +181,6 @@ class StepsTest(unittest.TestCase):
         fake = FakeCluster()
         steps = fake.steps(self.out)
         self.assertEqual("the claim kvlab-backups (/backups)", steps.target())
-        self.assertEqual({"backup": {"enabled": True, "target": ""}, "replicaCount": 3},
-                         json.loads((self.out / "release-values.json").read_text()))
         fake.calls.clear()
         destroyed = steps.destroy()
         restored = steps.restore("kvlab-20260101")
@@ -192,8 +192,15 @@ class StepsTest(unittest.TestCase):
             sorted(fake.names()[:3]) + fake.names()[3:12] + fake.names()[12:],
         )
         install = next(c for c in fake.calls if c[:2] == ("helm", "install"))
-        self.assertEqual(("helm", *disaster.install_args("kvlab", Path("/chart"), self.out / "release-values.json", 3,
-                                                         "kvlab-20260101", "kvlab-backups")), install)
+        values, content, mode = fake.installed_values
+        self.assertEqual(("helm", *disaster.install_args("kvlab", Path("/chart"), values, 3, "kvlab-20260101",
+                                                         "kvlab-backups")), install)
+        # The old release's values (they may hold the cluster's secret): readable by this user alone,
+        # outside the report, gone after the install.
+        self.assertEqual(({"backup": {"enabled": True, "target": ""}, "replicaCount": 3}, 0o600), (content, mode))
+        self.assertFalse(values.exists())
+        self.assertEqual([], list(self.out.glob("*values*")))
+        self.assertIn("-f OLD-RELEASE-VALUES.json --set replicaCount=3", restored["command"])
         self.assertFalse([c for c in fake.calls if c[1] == "delete" and "kvlab-backups" in c], "the backups' claim stays")
         self.assertEqual([1], fake.closed, "the executor's management channels end with the pods")
         self.assertEqual([{"node": p, "claim": f"data-{p}", "bytes": 1048576} for p in PODS], destroyed["removed"])
