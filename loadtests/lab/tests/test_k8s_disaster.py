@@ -52,7 +52,8 @@ class PureTest(unittest.TestCase):
     def test_the_target_or_why_the_release_cannot_be_restored(self):
         with self.assertRaisesRegex(SystemExit, "backup.enabled"):
             disaster.backup_target({"backup": {"enabled": False}}, "kvlab-backups")
-        self.assertEqual("s3://lab/kvlab", disaster.backup_target({"backup": {"enabled": True, "target": "s3://lab/kvlab"}}, None))
+        s3 = {"backup": {"enabled": True, "target": "s3://lab/kvlab"}}
+        self.assertEqual("s3://lab/kvlab", disaster.backup_target(s3, None))
         self.assertEqual("the claim kvlab-backups (/backups)",
                          disaster.backup_target({"backup": {"enabled": True, "target": ""}}, "kvlab-backups"))
         with self.assertRaisesRegex(SystemExit, "no backups' claim"):
@@ -205,7 +206,6 @@ class StepsTest(unittest.TestCase):
         self.assertEqual([1], fake.closed, "the executor's management channels end with the pods")
         self.assertEqual([{"node": p, "claim": f"data-{p}", "bytes": 1048576} for p in PODS], destroyed["removed"])
         self.assertEqual("kvlab-backups", destroyed["kept"])
-        self.assertEqual(["exit_code", "seconds", "bytes"], [k for k in restored["nodes"][0] if k in ("exit_code", "seconds", "bytes")])
         self.assertEqual([(p, 0, 7.0, 1048576) for p in PODS],
                          [(n["node"], n["exit_code"], n["seconds"], n["bytes"]) for n in restored["nodes"]])
         self.assertEqual(3 * 1048576, restored["bytes"])
