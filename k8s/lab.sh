@@ -11,7 +11,8 @@
 # Environment (mk/k8s.mk exports make's variables): K8S_NAMESPACE (kvlab), RELEASE (kvlab),
 # KUBECTL, HELM, K6_PODS (2), K6_IMAGE, WRK_IMAGE, WRK2_IMAGE (used when the local Docker engine has
 # it), LAB_WRK_IMAGE (this wrk image, whatever exists), K6_RESOURCES, WRK_RESOURCES,
-# SCENARIO (phases | saturation | faults: its schedule comes as --faults among the options | soak),
+# SCENARIO (phases | saturation | faults: its schedule comes as --faults among the options | soak |
+# disaster: a backup under load, the release uninstalled with its data claims, restored into a new one),
 # LAB_UNINSTALL, LAB_PY.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -45,10 +46,9 @@ case "$SCENARIO" in
   faults) command=(faults) what="fault scenario" ;;
   soak) command=(soak) what="soak" ;;
   phases) command=(run) what="phases" ;;
-  disaster) say "SCENARIO=disaster runs on local nodes (make lab SCENARIO=disaster): it stops, wipes and restores" \
-    "the nodes' data itself; in Kubernetes the chart's end-to-end tests back a release up and restore it into a new one"
-    exit 2 ;;
-  *) say "unknown SCENARIO=$SCENARIO: phases, saturation, faults or soak (disaster on local nodes)"; exit 2 ;;
+  # The release is uninstalled, its data claims deleted, and installed again from its backup.
+  disaster) command=(disaster) what="disaster scenario" ;;
+  *) say "unknown SCENARIO=$SCENARIO: phases, saturation, faults, soak or disaster"; exit 2 ;;
 esac
 rc=0
 say "$what in Kubernetes: release $RELEASE, namespace $K8S_NAMESPACE, wrk image ${wrk_image:-default}"

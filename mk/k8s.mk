@@ -17,9 +17,15 @@
 #                       SCENARIO=saturation, and SCENARIO=faults (FAULTS, NAME k8s-faults) as on local
 #                       nodes: a pod's JVM paused or killed from its profiler sidecar; no cut-off.
 #                       SCENARIO=soak (NAME k8s-soak): the pods' memory from their cgroups
+#                       SCENARIO=disaster (NAME k8s-disaster): the release installed with backups on
+#                       (K8S_DISASTER_VALUES: to a directory on the claim the chart keeps), a backup
+#                       under load through pod 0's management port; then the release UNINSTALLED and
+#                       its data claims DELETED, installed again with restore.backup and checked;
+#                       the release stays as restored, with the backups' claim
 #   make lab-k8s-images the load generator images kvlab/k6, kvlab/wrk (kvlab/wrk2 where GitHub answers:
 #                       WRK2=auto|1|0), loaded into the cluster with IMAGE_LOADER
 #   make lab-k8s-smoke  CI: a short in-cluster lab in a namespace of its own, then `python -m lab check`
+#   make lab-k8s-disaster-smoke  the same for SCENARIO=disaster (a short backup, restore and key check)
 #   make k8s-netpol     NETPOL_ENFORCER=kube-router: a NetworkPolicy enforcer for clusters without one
 #                       (k8s-local's bridge CNI); kind enforces by itself. With NETPOL_ENFORCER set,
 #                       `make k8s-test` installs it first. make k8s-netpol-down removes it.
@@ -66,7 +72,8 @@ WRK2 ?= auto
 LAB_TARGET ?= local
 LAB_K8S_SMOKE_NAMESPACE ?= kvlab-lab-smoke
 
-.PHONY: profiler-image k8s-images k8s-cluster k8s-up k8s-down k8s-lint k8s-test profile lab-k8s-images lab-k8s-smoke
+.PHONY: profiler-image k8s-images k8s-cluster k8s-up k8s-down k8s-lint k8s-test profile lab-k8s-images lab-k8s-smoke \
+	lab-k8s-disaster-smoke
 
 profiler-image: docker-engine ## build the profiler sidecar image kvlab/profiler:<version> (jattach, async-profiler, profile.sh)
 	@k8s/profiler/build.sh $(PROFILER_IMAGE) $(KVLAB_VERSION)
@@ -85,7 +92,7 @@ endif
 
 k8s-up: k8s-cluster k8s-images ## a kind cluster (or KUBECONFIG's) with K8S_REPLICAS (3) kvlab nodes and the profiler sidecar
 	$(HELM) upgrade --install $(RELEASE) $(CHART) --namespace $(K8S_NAMESPACE) --create-namespace \
-		--set replicaCount=$(K8S_REPLICAS) --set profiler.enabled=$(K8S_PROFILER) $(K8S_IMAGE_VALUES) $(HELM_ARGS) \
+		--set replicaCount=$(K8S_REPLICAS) --set profiler.enabled=$(K8S_PROFILER) $(K8S_IMAGE_VALUES) $(K8S_SCENARIO_VALUES) $(HELM_ARGS) \
 		--wait --timeout $(HELM_TIMEOUT)
 	$(KUBECTL) --namespace $(K8S_NAMESPACE) get pods -l app.kubernetes.io/instance=$(RELEASE) -o wide
 
@@ -118,8 +125,18 @@ lab-k8s-images: docker-engine ## the in-cluster lab's images (k6, wrk; wrk2 wher
 # compare with each other), a rate for a cluster that shares the machine, and wrk's GET next to k6's.
 ifeq ($(LAB_TARGET),k8s)
 lab: k8s-up lab-k8s-images
-ifneq ($(filter faults soak,$(SCENARIO)),)
+ifneq ($(filter faults soak disaster,$(SCENARIO)),)
 NAME ?= k8s-$(SCENARIO)
+endif
+# The disaster backs the release up and restores it: backups on, to a directory on the claim the
+# chart makes and keeps on uninstall; no schedule (the lab asks for its backup). ReadWriteOnce: every
+# pod mounts the claim, which works on a one-node cluster (kind's, k8s-local); BACKUP_ACCESS_MODE=
+# ReadWriteMany where pods spread over nodes and the storage allows it.
+BACKUP_ACCESS_MODE ?= ReadWriteOnce
+ifeq ($(SCENARIO),disaster)
+K8S_DISASTER_VALUES ?= --set backup.enabled=true --set backup.schedule= \
+	--set 'backup.persistence.accessModes={$(BACKUP_ACCESS_MODE)}'
+K8S_SCENARIO_VALUES = $(K8S_DISASTER_VALUES)
 endif
 $(call lab_defaults,K8S_)
 export LAB_TARGET K8S_NAMESPACE RELEASE KUBECTL HELM K6_PODS K6_IMAGE WRK_IMAGE WRK2_IMAGE K6_RESOURCES \
@@ -134,6 +151,18 @@ lab-k8s-smoke: ## CI: a short in-cluster lab in a namespace of its own (removed 
 	$(KUBECTL) delete namespace $(LAB_K8S_SMOKE_NAMESPACE) --ignore-not-found --wait=false || true; \
 	exit $$rc
 	cd loadtests && $(LAB_PY) -m lab check --strict "$$(ls -d $(CURDIR)/reports/*-k8s-smoke | tail -n 1)"
+
+# The disaster scenario, short (the lab-k8s-smoke knobs): its release and backups in a namespace of
+# their own, deleted at the end whatever happened; the report checked (the key check gates).
+LAB_K8S_DISASTER_NAMESPACE ?= kvlab-lab-disaster
+
+lab-k8s-disaster-smoke: ## a short in-cluster SCENARIO=disaster in a namespace of its own (removed after), then its report checked
+	@rc=0; $(MAKE) lab LAB_TARGET=k8s SCENARIO=disaster NAME=k8s-disaster-smoke RATE=200 DURATION=15s WARMUP=3s KEYS=2000 \
+		K6_PODS=2 K8S_NAMESPACE=$(LAB_K8S_DISASTER_NAMESPACE) LAB_UNINSTALL=1 GATE=data \
+		K6_RESOURCES=requests.cpu=100m,requests.memory=64Mi,limits.memory=512Mi || rc=$$?; \
+	$(KUBECTL) delete namespace $(LAB_K8S_DISASTER_NAMESPACE) --ignore-not-found --wait=false || true; \
+	exit $$rc
+	cd loadtests && $(LAB_PY) -m lab check --strict "$$(ls -d $(CURDIR)/reports/*-k8s-disaster-smoke | tail -n 1)"
 
 # A NetworkPolicy enforcer for clusters whose CNI does not enforce (k8s-local's bridge): empty by
 # default, as kind (v0.24 and later) enforces NetworkPolicy itself; kube-router installs kube-router's

@@ -17,7 +17,9 @@
 #                       ledger acknowledged checked: written before the backup began, it must be
 #                       back (the report's first row: missing must be 0); after it, present or lost
 #                       by design. Backup and restore times, rate and p99 during the backup against
-#                       before it. BACKUP_TARGET (data/lab/backups; s3://... with S3_*).
+#                       before it. BACKUP_TARGET (data/lab/backups; s3://... with S3_*). With
+#                       LAB_TARGET=k8s the release itself is backed up, uninstalled with its data
+#                       claims and restored into a new one (mk/k8s.mk).
 #                       NODES (3), LAB_PORT (8280), LAB_JAVA_OPTS (-Xmx512m), KEEP_DATA=1 (the nodes' data
 #                       and logs), KEEP_SAMPLES=1 (k6's per-request CSV beside each time series).
 #                       TLS=1: the nodes speak the replica protocol over mutual TLS (a throwaway CA,

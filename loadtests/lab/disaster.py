@@ -95,6 +95,14 @@ def held_of(status: int | None, seq: int | None) -> Held:
     return Held(UNREADABLE, detail=f"HTTP {status}" if status else "no answer")
 
 
+def read_count(replicas: str, nodes: int) -> int:
+    """How many replicas the check reads a key from: `from` of the run's ack/from ("2/3": 3), the
+    cluster's size when none is given."""
+    if replicas and "/" in replicas:
+        return int(replicas.split("/")[1])
+    return nodes
+
+
 def windows(series: dict, began_s: float, ended_s: float | None) -> dict:
     """The load before the backup (from the start of the phase to began_s), during it (began_s to
     ended_s) and after it (ended_s to the end), from the phase's time series: per window its

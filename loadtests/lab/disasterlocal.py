@@ -20,7 +20,7 @@ from pathlib import Path
 from urllib.parse import quote, urlparse
 
 from . import faults, healing, tools
-from .disaster import held_of
+from .disaster import held_of, read_count
 from .ledger.check import Held
 from .ledger.history import seq_in
 from .load import log
@@ -193,7 +193,7 @@ class LocalDisaster:
         the key (replicas=from/from, so a record any replica holds is found), the keys shared out
         over the nodes."""
         n = len(self.cfg.targets)
-        count = _count_of(self.cfg.replicas, n)
+        count = read_count(self.cfg.replicas, n)
         shares = [keys[i::n] for i in range(n)]
         with ThreadPoolExecutor(max_workers=n) as pool:
             parts = pool.map(lambda i: _read_keys(self.cfg.targets[i], shares[i], tag, f"{count}/{count}"), range(n))
@@ -201,13 +201,6 @@ class LocalDisaster:
             for part in parts:
                 out |= part
         return out
-
-
-def _count_of(replicas: str, nodes: int) -> int:
-    """`from` of the run's ack/from ("2/3": 3), the cluster's size when none is given."""
-    if replicas and "/" in replicas:
-        return int(replicas.split("/")[1])
-    return nodes
 
 
 def _running(pid: int) -> bool:

@@ -136,3 +136,14 @@ class RunsLedger(Protocol):
     def ledger(self):
         """The ledger's way to the nodes: an object with workload(plan, out), topology(), reader()
         and close() (lab.ledger.local.LocalCluster, lab.k8s.podledger.PodCluster)."""
+
+
+@runtime_checkable
+class RestoresBackups(Protocol):
+    """Destroys every node's data and restores it from a backup (the disaster scenario)."""
+
+    @abstractmethod
+    def disaster(self, out: Path, timeout_s: float):
+        """The disaster's steps on these nodes: an object with target(), backup(timeout_s), destroy(),
+        restore(name), start() and read(keys, tag) (lab.disasterlocal.LocalDisaster,
+        lab.k8s.disaster.K8sDisaster); out is the run's directory."""

@@ -14,7 +14,9 @@ from urllib.parse import urlparse
 import psutil
 
 from . import envinfo, faults, healing, isolation, load, nodeseries, profiling, promtext
-from .executor import CleansFaults, Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics, RunsLedger
+from .executor import (
+    CleansFaults, Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics, RestoresBackups, RunsLedger,
+)
 from .load import LoadSpec, log
 from .settings import RunConfig
 
@@ -43,7 +45,7 @@ def nodes_of(cfg: RunConfig) -> list[profiling.Node]:
     return [profiling.Node(f"n{i}", pid, cfg.targets[i] if same else "") for i, pid in enumerate(cfg.pids)]
 
 
-class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNodeMetrics, RunsLedger):
+class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNodeMetrics, RunsLedger, RestoresBackups):
     """Load generators and profilers as processes on this machine, nodes by PID."""
 
     name = "local"
@@ -145,6 +147,12 @@ class LocalExecutor(Executor, MakesFaults, CleansFaults, ReadsHealing, ReadsNode
         from .ledger.local import LocalCluster
 
         return LocalCluster(self.cfg.targets, self.cfg.pids)
+
+    def disaster(self, out: Path, timeout_s: float):
+        """The disaster's steps on these processes (lab.disasterlocal): stopped, wiped, restored, started."""
+        from .disasterlocal import LocalDisaster
+
+        return LocalDisaster(self, out)
 
     def clean_faults(self) -> None:
         """Removes what a killed run may have left of a cut-off on these nodes' ports."""

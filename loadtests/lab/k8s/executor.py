@@ -20,6 +20,8 @@ through their async-profiler sidecar; the same scenarios, results and report as 
 - The pods' management ports (lab.k8s.management): Prometheus pages, healing counters, repair.
 - The ledger of a phase with faults (lab.k8s.podledger): a one-pod k6 Job, each pod's records read
   in place.
+- The disaster (lab.k8s.disaster): the release backed up, uninstalled with its data claims, and
+  installed again in the chart's restore mode.
 - Faults (lab.k8s.podfaults): a pod's JVM paused or killed. It has no CleansFaults: a run ends
   every fault it made (close()), and a JVM that a killed run left stopped is restarted by its
   liveness probe.
@@ -35,7 +37,7 @@ from dataclasses import asdict
 from pathlib import Path
 
 from .. import healing, load, nodeseries, procstat, profiling, promtext
-from ..executor import Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics, RunsLedger
+from ..executor import Executor, MakesFaults, Prepared, ReadsHealing, ReadsNodeMetrics, RestoresBackups, RunsLedger
 from ..faults import ScheduledFault
 from ..load import LoadSpec, log
 from ..loadseries import Samples
@@ -51,7 +53,7 @@ from .podprofiling import PodProfiling
 from .release import Release
 
 
-class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics, RunsLedger):
+class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics, RestoresBackups, RunsLedger):
     """The phases as Jobs in a namespace of the cluster, against a release of the chart."""
 
     name = "k8s"
@@ -234,3 +236,12 @@ class K8sExecutor(Executor, MakesFaults, ReadsHealing, ReadsNodeMetrics, RunsLed
         fault = podfaults.make(self.kubectl, self.pods, kind, index, at_s, for_s)
         self.faults.append(fault)
         return fault
+
+    # ---- the disaster
+
+    def disaster(self, out: Path, timeout_s: float):
+        """The disaster's steps on the release (lab.k8s.disaster): it is uninstalled, its data claims
+        deleted, and installed again from the backup; timeout_s bounds the restore and the start."""
+        from .disaster import K8sDisaster
+
+        return K8sDisaster(self, out, timeout_s=timeout_s)

@@ -10,7 +10,10 @@ stopped and its data directory removed; each one restored from the backup (`java
 kvlab-service.jar restore`, as make restore does), the nodes started again; and every key the ledger
 acknowledged a write of read back from all its replicas (lab.disaster: acknowledged before the
 backup began must be there; after it, counted as present or lost by design). The phase's time series
-gives the rate and p99 before, during and after the backup."""
+gives the rate and p99 before, during and after the backup.
+
+On local nodes the steps are lab.disasterlocal's; in Kubernetes (--executor k8s) lab.k8s.disaster's:
+the release uninstalled with its data claims and installed again in the chart's restore mode."""
 
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from .. import disaster, options, recovery
-from ..disasterlocal import LocalDisaster
+from ..executor import RestoresBackups
 from ..ledger import PhaseLedger
 from ..load import log
 from ..local import LocalExecutor
@@ -40,9 +43,10 @@ TROUBLE = (OSError, RuntimeError, ValueError)
 
 class BackupDuringLoad:
     """The phase's companion: the ledger from the start of the load, and a backup asked for at_s in
-    (from a thread of its own); stop() waits for the backup to be answered (timeout_s at most)."""
+    (from a thread of its own) of steps (LocalDisaster, K8sDisaster); stop() waits for the backup to
+    be answered (timeout_s at most)."""
 
-    def __init__(self, phase, steps: LocalDisaster, at_s: float, timeout_s: float):
+    def __init__(self, phase, steps, at_s: float, timeout_s: float):
         self.ledger = PhaseLedger.of(phase.executor, phase.run.cfg, phase.spec.duration_s, phase.out)
         self.steps = steps
         self.at_s = at_s
@@ -103,15 +107,12 @@ def run_disaster(cfg: RunConfig, timeout_s: float, executor=None) -> Path:
         log("disaster: not profiled (a profiling window would skew p99 during the backup against before it)")
         cfg = replace(cfg, events=[])
     with checked(cfg, executor) as executor:
-        if not isinstance(executor, LocalExecutor):
-            raise SystemExit(
-                f"SCENARIO=disaster runs on local nodes (make lab SCENARIO=disaster); the {executor.name} executor "
-                "cannot destroy and restore its nodes' volumes yet"
-            )
-        if len(cfg.pids) != len(cfg.targets):
+        if isinstance(executor, LocalExecutor) and len(cfg.pids) != len(cfg.targets):
             raise SystemExit("the disaster stops and starts the nodes: give each node's PID (--pids) in --targets' order")
+        if not isinstance(executor, RestoresBackups):
+            raise SystemExit(f"the {executor.name} executor cannot destroy and restore its nodes' data")
         run = Run(cfg, "disaster", {"backup_at": round(BACKUP_AT, 3), "backup_timeout_s": timeout_s}, executor=executor)
-        steps = LocalDisaster(executor, run.dir)
+        steps = executor.disaster(run.dir, timeout_s)
         doc: dict = {"target": steps.target(), "read_replicas": "from/from"}
         run.doc["disaster"] = doc
         run.phase(cfg.spec("fill"), "fill", [])
@@ -178,7 +179,8 @@ def _add_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--backup-timeout", type=options.duration, default=600.0,
-        help="how long the backup may take before the run gives up on it (600s)",
+        help="how long the backup may take before the run gives up on it (600s); in Kubernetes also how long the "
+        "restore and the new release's start may each take",
     )
 
 
@@ -196,5 +198,4 @@ SCENARIO = Scenario(
     main=_main,
     epilog=f"--duration is the mixed phase's ({MIN_DURATION_S} s at least): a third before the backup, then the backup "
     "and the load after it",
-    targets=("local",),
 )
