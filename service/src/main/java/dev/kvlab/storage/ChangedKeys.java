@@ -44,6 +44,11 @@ public final class ChangedKeys {
         return overflowed;
     }
 
+    /** The keys kept. */
+    public int size() {
+        return keys.size();
+    }
+
     /** Whether no key changed (and none was dropped). */
     public boolean isEmpty() {
         return !overflowed && keys.isEmpty();

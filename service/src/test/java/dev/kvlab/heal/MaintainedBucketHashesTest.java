@@ -54,10 +54,15 @@ class MaintainedBucketHashesTest {
         }
     }
 
+    /** Hashes that read the changed keys however many there are, unless they overflow {@code maxChangedBytes}. */
     private void open(long maxChangedBytes) {
+        open(maxChangedBytes, 0);
+    }
+
+    private void open(long maxChangedBytes, int scannedPerChangedKey) {
         store = LocalStore.open(TestStores.properties(dir));
         scan = new HeaderScan(store, Integer.MAX_VALUE);
-        hashes = new MaintainedBucketHashes(store, scan, maxChangedBytes);
+        hashes = new MaintainedBucketHashes(store, scan, maxChangedBytes, scannedPerChangedKey);
     }
 
     @Test
@@ -131,6 +136,19 @@ class MaintainedBucketHashesTest {
         randomWrites(10);
         assertSameAsFullScan(BASIS);
         assertThat(hashes.rebuilds()).isEqualTo(2);
+    }
+
+    @Test
+    void whenRereadingTheChangesWouldCostMoreThanAScanTheHashesAreBuiltAgain() {
+        open(16 << 20, MaintainedBucketHashes.SCANNED_PER_CHANGED_KEY);
+        randomWrites(KEYS);
+        assertSameAsFullScan(BASIS);
+        randomWrites(10);
+        assertSameAsFullScan(BASIS);
+        assertThat(hashes.rebuilds()).as("a few changes: read again").isEqualTo(1);
+        randomWrites(2000);
+        assertSameAsFullScan(BASIS);
+        assertThat(hashes.rebuilds()).as("about half the keys changed: scanned").isEqualTo(2);
     }
 
     private MaintainedBucketHashes.Answer answer(MaintainedBucketHashes.Basis basis, String peer) {
