@@ -216,25 +216,39 @@ class MaintainedBucketHashesTest {
         store.onStorage(rocks -> rocks.reapExpired(System.currentTimeMillis(), 100_000)).block(WAIT);
     }
 
-    /** Writes on another thread the whole time the hashes are brought up to date, again and again. */
+    /**
+     * Batches of writes on two threads the whole time the hashes are brought up to date, again and
+     * again: a batch notes its keys, then writes them, so a snapshot taken between the two would
+     * see writes that no set of changes holds.
+     */
     private void concurrentWritesWhileUpdating() throws Exception {
         AtomicBoolean stop = new AtomicBoolean();
-        CompletableFuture<Void> writer = CompletableFuture.runAsync(() -> {
-            Random own = new Random(7);
-            while (!stop.get()) {
-                byte[] key = key(own.nextInt(KEYS));
-                long timestamp;
-                synchronized (this) {
-                    timestamp = ++clock;
+        List<CompletableFuture<Void>> writers = new ArrayList<>();
+        for (int w = 0; w < 2; w++) {
+            Random own = new Random(w);
+            writers.add(CompletableFuture.runAsync(() -> {
+                MemoryBudget.Lease lease = new MemoryBudget(Long.MAX_VALUE).lease();
+                while (!stop.get()) {
+                    List<StoreOp> batch = new ArrayList<>();
+                    for (int i = 0; i < 200; i++) {
+                        long timestamp;
+                        synchronized (this) {
+                            timestamp = ++clock;
+                        }
+                        batch.add(new StoreOp.Write(key(own.nextInt(KEYS)),
+                                own.nextInt(4) == 0 ? Record.tombstone(new Version(timestamp, 2), 3) : value(timestamp, 2)));
+                    }
+                    store.batch(batch, lease).block(WAIT);
                 }
-                store.write(key, own.nextInt(4) == 0 ? Record.tombstone(new Version(timestamp, 2), 3) : value(timestamp, 2)).block(WAIT);
-            }
-        });
-        for (int i = 0; i < 30; i++) {
+            }));
+        }
+        for (int i = 0; i < 100; i++) {
             answer(BASIS, "n" + (1 + i % 3));
         }
         stop.set(true);
-        writer.get();
+        for (CompletableFuture<Void> writer : writers) {
+            writer.get();
+        }
     }
 
     private static byte[] key(int i) {
