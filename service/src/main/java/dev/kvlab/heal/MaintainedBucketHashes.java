@@ -201,6 +201,10 @@ final class MaintainedBucketHashes implements AutoCloseable {
         return !changes.overflowed() && (long) changes.size() * scannedPerChangedKey <= Math.max(estimatedKeys, 1024);
     }
 
+    /** Changed keys with their records' headers at the old snapshot and the new, null where a key had none. */
+    private record Reread(List<byte[]> keys, RecordHeader[] before, RecordHeader[] after) {
+    }
+
     /** The changes since {@code old}'s snapshot applied to its hashes, which then are those at {@code next}. */
     private Mono<Long> applyChanges(Summary old, TrackedSnapshot next) {
         Ownership ownership = new Ownership(old.basis().nodes());
@@ -208,17 +212,13 @@ final class MaintainedBucketHashes implements AutoCloseable {
         Map<String, long[]> byPeer = old.byPeer(); // changed in place: no answer reads it meanwhile
         return Flux.fromIterable(keys)
                 .buffer(HeaderScan.PAGE)
-                .concatMap(page -> scan.paced(2 * page.size(), rocks -> new Object[] {page, rocks.headersOf(page, old.at()),
-                        rocks.headersOf(page, next)}))
+                .concatMap(page -> scan.paced(2 * page.size(),
+                        rocks -> new Reread(page, rocks.headersOf(page, old.at()), rocks.headersOf(page, next))))
                 .doOnNext(read -> {
-                    @SuppressWarnings("unchecked")
-                    List<byte[]> page = (List<byte[]>) read[0];
-                    RecordHeader[] before = (RecordHeader[]) read[1];
-                    RecordHeader[] after = (RecordHeader[]) read[2];
-                    for (int i = 0; i < page.size(); i++) {
-                        if (!Objects.equals(before[i], after[i])) {
-                            toggle(byPeer, ownership, old.basis(), page.get(i), before[i]);
-                            toggle(byPeer, ownership, old.basis(), page.get(i), after[i]);
+                    for (int i = 0; i < read.keys().size(); i++) {
+                        if (!Objects.equals(read.before()[i], read.after()[i])) {
+                            toggle(byPeer, ownership, old.basis(), read.keys().get(i), read.before()[i]);
+                            toggle(byPeer, ownership, old.basis(), read.keys().get(i), read.after()[i]);
                         }
                     }
                 })
