@@ -165,6 +165,7 @@ public class ClusterEndpoint {
                 last.put("keysCompared", round.keysCompared());
                 last.put("recordsSent", round.recordsSent());
                 last.put("recordsReceived", round.recordsReceived());
+                last.put("recordsRead", round.recordsRead());
                 peer.put("lastRound", last);
             } else {
                 peer.put("lastRound", null);

@@ -2,10 +2,15 @@ package dev.kvlab.heal;
 
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.RecordHeader;
+import dev.kvlab.storage.RocksStore;
+import dev.kvlab.storage.TrackedSnapshot;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.BiFunction;
+import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -24,28 +29,58 @@ final class HeaderScan {
 
     private final LocalStore store;
     private final int keysPerSecond;
+    /** Records read, by scans and by {@link #paced} reads: what the node's background work read. */
+    private final LongAdder read;
 
     HeaderScan(LocalStore store, int keysPerSecond) {
+        this(store, keysPerSecond, new LongAdder());
+    }
+
+    HeaderScan(LocalStore store, int keysPerSecond, LongAdder read) {
         this.store = store;
         this.keysPerSecond = keysPerSecond;
+        this.read = read;
     }
 
     /** The whole store, a page at a time as the subscriber asks. */
     Flux<RecordHeader.Keyed> all() {
+        return pages((rocks, start) -> rocks.headers(start, PAGE));
+    }
+
+    /** The whole store as it was at {@code at}, a page at a time as the subscriber asks. */
+    Flux<RecordHeader.Keyed> all(TrackedSnapshot at) {
+        return pages((rocks, start) -> rocks.headers(start, PAGE, at));
+    }
+
+    private Flux<RecordHeader.Keyed> pages(BiFunction<RocksStore, byte[], List<RecordHeader.Keyed>> page) {
         AtomicReference<byte[]> next = new AtomicReference<>(new byte[0]);
         return Mono.defer(() -> {
                     byte[] start = next.get();
-                    return store.onStorage(rocks -> rocks.headers(start, PAGE));
+                    return store.onStorage(rocks -> page.apply(rocks, start));
                 })
-                .doOnNext(page -> next.set(page.size() < PAGE ? null : successor(page.getLast().key())))
-                .delayUntil(page -> Mono.delay(pause(page)))
+                .doOnNext(found -> next.set(found.size() < PAGE ? null : successor(found.getLast().key())))
+                .delayUntil(found -> Mono.delay(pause(found.size())))
                 .repeat(() -> next.get() != null)
-                .concatMapIterable(page -> page);
+                .concatMapIterable(found -> found)
+                .doOnNext(record -> read.increment());
     }
 
-    /** How long a page of keys takes at the scan's rate. */
-    private Duration pause(List<RecordHeader.Keyed> page) {
-        return Duration.ofNanos(page.size() * 1_000_000_000L / keysPerSecond);
+    /**
+     * {@code work} on a storage thread, counted as {@code records} records read and paced as a
+     * page of them: for reads of chosen keys, at the scan's rate.
+     */
+    <T> Mono<T> paced(int records, Function<RocksStore, T> work) {
+        return store.onStorage(work).doOnNext(done -> read.add(records)).delayUntil(done -> Mono.delay(pause(records)));
+    }
+
+    /** Records read so far. */
+    long read() {
+        return read.sum();
+    }
+
+    /** How long {@code keys} keys take at the scan's rate. */
+    private Duration pause(int keys) {
+        return Duration.ofNanos(keys * 1_000_000_000L / keysPerSecond);
     }
 
     /** The smallest key after {@code key}. */

@@ -76,6 +76,8 @@ public class HealConfiguration {
                 .description("Repair rounds this node ran with its peers, by outcome").tag("outcome", "complete").register(registry);
         FunctionCounter.builder("kvlab.repair.rounds", repair, RepairService::roundsFailed)
                 .description("Repair rounds this node ran with its peers, by outcome").tag("outcome", "failed").register(registry);
+        FunctionCounter.builder("kvlab.repair.records.read", repair, RepairService::recordsRead)
+                .description("Records read from the store for repair rounds, this node's and its peers'").register(registry);
         FunctionCounter.builder("kvlab.repair.keys.compared", repair, RepairService::keysCompared)
                 .description("Keys of differing buckets compared one by one in repair rounds").register(registry);
         FunctionCounter.builder("kvlab.repair.records", repair, RepairService::recordsSent)

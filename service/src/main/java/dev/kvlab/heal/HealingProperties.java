@@ -53,6 +53,10 @@ public record HealingProperties(
      * @param rate           bytes of records a round sends and fetches per second at the most
      * @param tombstoneGrace how long after a delete its tombstone stays at least; it goes only once
      *                       a round with every other owner of its key has covered it
+     * @param changedKeysMemory what the keys of records changed between two rounds may take: the
+     *                       bucket hashes are kept up to date by reading those records again
+     *                       only; past it, the next round reads every record once. 0 keeps no
+     *                       hashes: every round reads every record
      */
     public record Repair(
             @DefaultValue("true") boolean enabled,
@@ -60,7 +64,8 @@ public record HealingProperties(
             @Min(1) @Max(1048576) @DefaultValue("1024") int buckets,
             @Min(1) @DefaultValue("20000") int scanRate,
             @NotNull @DefaultValue("8MB") DataSize rate,
-            @NotNull @DefaultValue("24h") Duration tombstoneGrace) {
+            @NotNull @DefaultValue("24h") Duration tombstoneGrace,
+            @NotNull @DefaultValue("16MB") DataSize changedKeysMemory) {
     }
 
     /**

@@ -19,10 +19,11 @@ final class PeerRepair {
 
     /**
      * One round this node ran with the peer: when, how it ended, how many of the buckets differed,
-     * the keys it compared one by one, and the records it sent and received.
+     * the keys it compared one by one, the records it sent and received, and the records it read
+     * from its own store for the round (none when nothing changed since the last one and nothing differs).
      */
     record Round(long startedMillis, long finishedMillis, boolean complete, String outcome, int bucketsDiffering,
-                 long keysCompared, long recordsSent, long recordsReceived) {
+                 long keysCompared, long recordsSent, long recordsReceived, long recordsRead) {
     }
 
     /** Whether a round is due: asked for, to be tried again, or (when {@code periodic}) an interval after the last. */

@@ -28,8 +28,15 @@ final class RepairBuckets {
     }
 
     void add(RecordHeader.Keyed record) {
-        long keyHash = RendezvousHashing.hash(record.key());
-        RecordHeader header = record.header();
+        toggle(hashes, record.key(), record.header());
+    }
+
+    /**
+     * Adds the record {@code key} holds to {@code hashes}, or takes it out if it was in: XOR is its
+     * own inverse, which is what lets {@link MaintainedBucketHashes} follow changes without a scan.
+     */
+    static void toggle(long[] hashes, byte[] key, RecordHeader header) {
+        long keyHash = RendezvousHashing.hash(key);
         long version = RendezvousHashing.mix(RendezvousHashing.mix(header.version().timestamp()) + header.version().node() * 0x9e3779b97f4a7c15L)
                 + (header.tombstone() || header.expires() ? 1 : 0);
         hashes[(int) Long.remainderUnsigned(keyHash, hashes.length)] ^= RendezvousHashing.mix(keyHash ^ version);

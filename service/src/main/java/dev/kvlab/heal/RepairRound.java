@@ -23,7 +23,8 @@ import reactor.core.publisher.Mono;
  * One repair round this node runs with a peer, over the records both own in the topology now:
  * <ol>
  *   <li>both sides hash the shared records into buckets ({@link RepairBuckets}), the peer as it
- *       answers, this node at the same time;</li>
+ *       answers, this node at the same time: hashes kept up to date as records change
+ *       ({@link MaintainedBucketHashes}), so only the records changed since the last round are read;</li>
  *   <li>for the buckets whose hashes differ, the peer streams the keys and headers of its shared
  *       records, and this node walks them beside its own, in key order;</li>
  *   <li>a record only one side holds, or holds in a newer version, is copied to the other: sent as a
@@ -48,6 +49,7 @@ final class RepairRound {
     private final LocalStore store;
     private final RepairClient client;
     private final HeaderScan scan;
+    private final Mono<MaintainedBucketHashes.Answer> localHashes;
     private final MemoryBudget budget;
     private final int buckets;
     private final Pacer pacer;
@@ -57,16 +59,19 @@ final class RepairRound {
     private final AtomicLong sent = new AtomicLong();
     private final AtomicLong received = new AtomicLong();
     private final AtomicLong failed = new AtomicLong();
+    /** Records this node read for the round: to bring its hashes up to date, and of the differing buckets. */
+    private final AtomicLong read = new AtomicLong();
     private int bucketsDiffering;
 
     RepairRound(Topology topology, String peer, Replica peerReplica, LocalStore store, RepairClient client, HeaderScan scan,
-                MemoryBudget budget, int buckets, long bytesPerSecond, TombstoneGrace grace, LongSupplier wallMillis) {
+                Mono<MaintainedBucketHashes.Answer> localHashes, MemoryBudget budget, int buckets, long bytesPerSecond, TombstoneGrace grace, LongSupplier wallMillis) {
         this.topology = topology;
         this.peer = peer;
         this.peerReplica = peerReplica;
         this.store = store;
         this.client = client;
         this.scan = scan;
+        this.localHashes = localHashes;
         this.budget = budget;
         this.buckets = buckets;
         this.pacer = new Pacer(bytesPerSecond);
@@ -78,11 +83,13 @@ final class RepairRound {
     Mono<PeerRepair.Round> run() {
         long started = wallMillis.getAsLong();
         RepairRequest request = new RepairRequest(topology.nodes(), topology.self(), peer, buckets, null);
-        return Mono.zip(bucketHashes(topology.ownership(), topology.self(), peer, scan, buckets), client.buckets(request))
+        return Mono.zip(localHashes, client.buckets(request))
                 .flatMap(hashes -> {
+                    read.addAndGet(hashes.getT1().recordsRead());
+                    long[] local = hashes.getT1().hashes();
                     BitSet differing = new BitSet(buckets);
                     for (int i = 0; i < buckets; i++) {
-                        if (hashes.getT1()[i] != hashes.getT2()[i]) {
+                        if (local[i] != hashes.getT2()[i]) {
                             differing.set(i);
                         }
                     }
@@ -97,12 +104,12 @@ final class RepairRound {
 
     private PeerRepair.Round report(long started, boolean complete, String outcome) {
         return new PeerRepair.Round(started, wallMillis.getAsLong(), complete, outcome, bucketsDiffering, compared.get(), sent.get(),
-                received.get());
+                received.get(), read.get());
     }
 
     /** The bucket hashes of the records {@code self} holds that both it and {@code peer} own. */
-    static Mono<long[]> bucketHashes(Ownership ownership, String self, String peer, HeaderScan scan, int buckets) {
-        return shared(ownership, self, peer, scan)
+    static Mono<long[]> bucketHashes(Ownership ownership, String self, String peer, Flux<RecordHeader.Keyed> records, int buckets) {
+        return shared(ownership, self, peer, records)
                 .reduce(new RepairBuckets(buckets), (hashes, record) -> {
                     hashes.add(record);
                     return hashes;
@@ -110,9 +117,9 @@ final class RepairRound {
                 .map(RepairBuckets::hashes);
     }
 
-    /** The records {@code self} holds that both it and {@code peer} own, in key order. */
-    static Flux<RecordHeader.Keyed> shared(Ownership ownership, String self, String peer, HeaderScan scan) {
-        return scan.all().filter(record -> {
+    /** Of {@code records}, those {@code self} holds that both it and {@code peer} own, in key order. */
+    static Flux<RecordHeader.Keyed> shared(Ownership ownership, String self, String peer, Flux<RecordHeader.Keyed> records) {
+        return records.filter(record -> {
             List<String> owners = ownership.ownersOf(record.key(), record.header().from());
             return owners.contains(self) && owners.contains(peer);
         });
@@ -121,7 +128,7 @@ final class RepairRound {
     /** Walks both sides' digests of the differing buckets in key order and copies what differs. */
     private Mono<Void> compare(RepairRequest request, long started) {
         BitSet differing = request.differing();
-        Flux<Side> local = shared(topology.ownership(), topology.self(), peer, scan)
+        Flux<Side> local = shared(topology.ownership(), topology.self(), peer, scan.all().doOnNext(record -> read.incrementAndGet()))
                 .filter(record -> differing.get(RepairBuckets.bucketOf(record.key(), buckets)))
                 .map(record -> new Side(record, true));
         Flux<Side> remote = client.digests(request).map(record -> new Side(record, false));

@@ -10,10 +10,12 @@ import dev.kvlab.replication.ReplicaDirectory;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.RecordHeader;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -40,6 +42,8 @@ public final class RepairService implements RepairResponder, BackgroundWork {
     private final MemoryBudget budget;
     private final HealingProperties.Repair settings;
     private final HeaderScan scan;
+    /** Null when keeping them is switched off: every round then hashes every record. */
+    private final MaintainedBucketHashes hashes;
     private final TombstoneGrace grace;
     private final LongSupplier wallMillis;
     private final Map<String, PeerRepair> peers = new ConcurrentHashMap<>();
@@ -59,7 +63,9 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         this.client = client;
         this.budget = budget;
         this.settings = settings;
-        this.scan = new HeaderScan(store, settings.scanRate());
+        this.scan = new HeaderScan(store, settings.scanRate(), new LongAdder());
+        long trackedKeys = settings.changedKeysMemory().toBytes();
+        this.hashes = trackedKeys > 0 ? new MaintainedBucketHashes(store, scan, trackedKeys) : null;
         this.grace = grace;
         this.wallMillis = wallMillis;
         this.topologySeenMillis = topology.changedMillis();
@@ -69,6 +75,10 @@ public final class RepairService implements RepairResponder, BackgroundWork {
     @Override
     public void start() {
         if (settings.enabled()) {
+            if (hashes != null) {
+                Topology current = topology.current();
+                hashes.prepare(new MaintainedBucketHashes.Basis(current.nodes(), current.self(), settings.buckets()));
+            }
             requestAll();
         }
         ticks = Ticks.every(Duration.ofSeconds(1), this::runDue, log, "repair");
@@ -97,7 +107,8 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         PeerRepair state = peer(node);
         return Mono.defer(() -> {
             state.started();
-            return new RepairRound(current, node, replicas.replicaOf(node, current), store, client, scan, budget, settings.buckets(),
+            return new RepairRound(current, node, replicas.replicaOf(node, current), store, client, scan,
+                    bucketHashes(current.nodes(), current.self(), node, settings.buckets()), budget, settings.buckets(),
                     settings.rate().toBytes(), grace, wallMillis).run();
         }).doOnNext(round -> {
             PeerRepair.Round before = state.last();
@@ -119,9 +130,9 @@ public final class RepairService implements RepairResponder, BackgroundWork {
                 log.info("repair with {} did not complete: {}", node, round.outcome());
             }
         } else if (round.keysCompared() > 0) {
-            log.info("repair with {}: {} buckets of {} differed, {} keys compared, {} records sent, {} received, in {} ms", node,
+            log.info("repair with {}: {} buckets of {} differed, {} keys compared, {} records sent, {} received, {} read, in {} ms", node,
                     round.bucketsDiffering(), settings.buckets(), round.keysCompared(), round.recordsSent(), round.recordsReceived(),
-                    round.finishedMillis() - round.startedMillis());
+                    round.recordsRead(), round.finishedMillis() - round.startedMillis());
         }
     }
 
@@ -133,12 +144,31 @@ public final class RepairService implements RepairResponder, BackgroundWork {
 
     @Override
     public Mono<long[]> buckets(RepairRequest request) {
-        return Mono.defer(() -> RepairRound.bucketHashes(ownership(request), request.responder(), request.initiator(), scan, request.buckets()));
+        return Mono.defer(() -> {
+            ownership(request);
+            return bucketHashes(request.nodes(), request.responder(), request.initiator(), request.buckets());
+        }).map(MaintainedBucketHashes.Answer::hashes);
+    }
+
+    /**
+     * The bucket hashes of the records {@code self} shares with {@code peer} under the topology of
+     * {@code nodes}: the maintained ones, unless keeping them is off or a peer asks for another number
+     * of buckets, when every record is read.
+     */
+    private Mono<MaintainedBucketHashes.Answer> bucketHashes(List<String> nodes, String self, String peer, int buckets) {
+        if (hashes != null && buckets == settings.buckets()) {
+            return hashes.hashes(new MaintainedBucketHashes.Basis(nodes, self, buckets), peer);
+        }
+        return Mono.defer(() -> {
+            AtomicLong read = new AtomicLong();
+            return RepairRound.bucketHashes(new Ownership(nodes), self, peer, scan.all().doOnNext(record -> read.incrementAndGet()), buckets)
+                    .map(found -> new MaintainedBucketHashes.Answer(found, read.get()));
+        });
     }
 
     @Override
     public Flux<RecordHeader.Keyed> digests(RepairRequest request) {
-        return Flux.defer(() -> RepairRound.shared(ownership(request), request.responder(), request.initiator(), scan)
+        return Flux.defer(() -> RepairRound.shared(ownership(request), request.responder(), request.initiator(), scan.all())
                 .filter(record -> request.differing().get(RepairBuckets.bucketOf(record.key(), request.buckets()))));
     }
 
@@ -211,10 +241,23 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         return recordsReceived.get();
     }
 
+    /** Records read from the store for repair, for this node's rounds and for its answers to its peers'. */
+    public long recordsRead() {
+        return scan.read();
+    }
+
+    /** Full scans the maintained bucket hashes took (at start, after a topology change or too many changes). */
+    long hashRebuilds() {
+        return hashes == null ? 0 : hashes.rebuilds();
+    }
+
     @Override
     public void close() {
         if (ticks != null) {
             ticks.dispose();
+        }
+        if (hashes != null) {
+            hashes.close();
         }
     }
 }

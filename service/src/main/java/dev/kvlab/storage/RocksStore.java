@@ -63,6 +63,13 @@ public final class RocksStore implements AutoCloseable {
     private final SideTable hints;
     private final SideTable meta;
     private final Set<RangeCursor> openCursors = ConcurrentHashMap.newKeySet();
+    /** Snapshots not released yet ({@link #trackChanges}); the store releases any left when it closes. */
+    private final Set<TrackedSnapshot> openSnapshots = ConcurrentHashMap.newKeySet();
+    /**
+     * Told every key whose record changes, while something tracks changes: set and read under
+     * {@link #lifecycle}, so a change is in the set of the snapshot it is not in.
+     */
+    private volatile ChangedKeys changes;
     private final StorageHealth health = new StorageHealth();
     /** Operations hold the read side; close() takes the write side, so no call runs on a closed db. */
     private final ReadWriteLock lifecycle = new ReentrantReadWriteLock();
@@ -220,6 +227,7 @@ public final class RocksStore implements AutoCloseable {
      */
     public void write(byte[] key, Record record) {
         writing(() -> {
+            changed(key);
             if (ExpiryIndex.indexed(record)) {
                 try (WriteBatch batch = new WriteBatch()) {
                     add(batch, key, record);
@@ -252,6 +260,7 @@ public final class RocksStore implements AutoCloseable {
         writing(() -> {
             try (WriteBatch batch = new WriteBatch()) {
                 for (StoreOp.Write write : writes) {
+                    changed(write.key());
                     add(batch, write.key(), write.record());
                 }
                 db.write(options.writeOptions, batch);
@@ -361,6 +370,7 @@ public final class RocksStore implements AutoCloseable {
                     byte[] stored = db.get(records, options.pointReads, key);
                     Record record = stored == null ? null : Record.decode(stored);
                     if (record != null && !record.isTombstone() && record.expiresAtMillis() == ExpiryIndex.expiresAtOf(entry)) {
+                        changed(key);
                         batch.merge(records, key, Record.reaped(record).encoded());
                         reaped++;
                     }
@@ -394,6 +404,7 @@ public final class RocksStore implements AutoCloseable {
                 for (Entry entry : expected) {
                     byte[] stored = db.get(records, options.pointReads, entry.key());
                     if (stored != null && Arrays.equals(stored, entry.record().encoded())) {
+                        changed(entry.key());
                         batch.delete(records, entry.key());
                         deleted++;
                     }
@@ -406,6 +417,115 @@ public final class RocksStore implements AutoCloseable {
         } finally {
             lifecycle.writeLock().unlock();
         }
+    }
+
+    /** Notes a change of {@code key}'s record, before it is written, with {@link #lifecycle} held. */
+    private void changed(byte[] key) {
+        ChangedKeys tracking = changes;
+        if (tracking != null) {
+            tracking.add(key);
+        }
+    }
+
+    /**
+     * A snapshot of the records, and from that moment on the keys of every record that changes
+     * (written, deleted, reaped), up to {@code maxBytes} of keys: taken while no change is under
+     * way, so each change is either seen by the snapshot or in its set. The set it replaces stops
+     * growing. When {@code current} is the snapshot taken last and nothing changed since, it is
+     * {@code current} again, and no new one is taken. Release each with {@link #release}.
+     */
+    public TrackedSnapshot trackChanges(long maxBytes, TrackedSnapshot current) {
+        lifecycle.writeLock().lock();
+        try {
+            if (closed) {
+                throw new StoreClosedException();
+            }
+            if (current != null && current.changes() == changes && !current.released() && current.changes().isEmpty()) {
+                return current;
+            }
+            ChangedKeys next = new ChangedKeys(maxBytes);
+            TrackedSnapshot tracked = new TrackedSnapshot(db.getSnapshot(), next);
+            openSnapshots.add(tracked);
+            changes = next;
+            return tracked;
+        } finally {
+            lifecycle.writeLock().unlock();
+        }
+    }
+
+    /** No more keys of changes are kept ({@link #trackChanges} starts again). */
+    public void stopTracking() {
+        changes = null;
+    }
+
+    /** Lets RocksDB drop what only {@code snapshot} still saw; nothing if it already was released or the store closed. */
+    public void release(TrackedSnapshot snapshot) {
+        lifecycle.readLock().lock();
+        try {
+            synchronized (snapshot) {
+                if (!closed && snapshot.release()) {
+                    db.releaseSnapshot(snapshot.snapshot());
+                    openSnapshots.remove(snapshot);
+                }
+            }
+        } finally {
+            lifecycle.readLock().unlock();
+        }
+    }
+
+    /** {@link #headers(byte[], int)} as they were at {@code at}. */
+    public List<RecordHeader.Keyed> headers(byte[] start, int limit, TrackedSnapshot at) {
+        return whileOpen("scan failed", () -> {
+            synchronized (at) {
+                readable(at);
+                List<RecordHeader.Keyed> found = new ArrayList<>(Math.min(limit, 1024));
+                byte[] header = new byte[Record.MAX_HEADER_BYTES];
+                try (RocksIterator iterator = db.newIterator(records, at.reads())) {
+                    for (iterator.seek(start); iterator.isValid() && found.size() < limit; iterator.next()) {
+                        found.add(new RecordHeader.Keyed(iterator.key(), headerOf(header, iterator.value(header), iterator)));
+                    }
+                    iterator.status();
+                }
+                return found;
+            }
+        });
+    }
+
+    /**
+     * The header of each key's record as it was at {@code at}, null for a key that had none: point
+     * reads that copy no value.
+     */
+    public RecordHeader[] headersOf(List<byte[]> keys, TrackedSnapshot at) {
+        return whileOpen("read failed", () -> {
+            synchronized (at) {
+                readable(at);
+                RecordHeader[] found = new RecordHeader[keys.size()];
+                byte[] header = new byte[Record.MAX_HEADER_BYTES];
+                for (int i = 0; i < found.length; i++) {
+                    int length = db.get(records, at.reads(), keys.get(i), header);
+                    if (length != RocksDB.NOT_FOUND) {
+                        try {
+                            found[i] = RecordHeader.of(header, length);
+                        } catch (IllegalArgumentException e) {
+                            throw new StorageException("a record shorter than its header under key " + Arrays.toString(keys.get(i))
+                                    + ": " + e.getMessage(), e);
+                        }
+                    }
+                }
+                return found;
+            }
+        });
+    }
+
+    private static void readable(TrackedSnapshot at) {
+        if (at.released()) {
+            throw new StorageException("the snapshot was released");
+        }
+    }
+
+    /** Snapshots not released yet, for tests. */
+    int openSnapshots() {
+        return openSnapshots.size();
     }
 
     /** Hints of writes that peers missed ({@code hints} column family). */
@@ -522,6 +642,16 @@ public final class RocksStore implements AutoCloseable {
             for (RangeCursor cursor : openCursors) {
                 cursor.close();
             }
+            // Snapshots before the database, as RocksDB requires.
+            for (TrackedSnapshot snapshot : openSnapshots) {
+                synchronized (snapshot) {
+                    if (snapshot.release()) {
+                        db.releaseSnapshot(snapshot.snapshot());
+                    }
+                }
+            }
+            openSnapshots.clear();
+            changes = null;
             legacy.close();
             records.close();
             hintsFamily.close();
