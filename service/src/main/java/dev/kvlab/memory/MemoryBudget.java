@@ -118,8 +118,10 @@ public final class MemoryBudget {
     public final class Lease {
 
         private final AtomicLong bytes = new AtomicLong();
-        /** Of {@link #bytes}, those taken ahead for values still to come ({@link #tryReserve}). */
+        /** Of {@link #bytes}, those taken ahead for values still to come ({@link #expect}). */
         private long reserved;
+        /** Values the next one held takes room for, itself included ({@link #expect}). */
+        private int expected;
         private int users = 1;
 
         private Lease() {
@@ -132,6 +134,17 @@ public final class MemoryBudget {
                 if (users == 0) {
                     return false;
                 }
+                if (expected > 1) {
+                    // The first value of several: room for them all, or for none.
+                    long ahead = footprint * (expected - 1);
+                    if (!take(footprint + ahead)) {
+                        return false;
+                    }
+                    expected = 0;
+                    reserved += ahead;
+                    bytes.addAndGet(footprint + ahead);
+                    return true;
+                }
                 long fromReserved = Math.min(reserved, footprint);
                 if (!take(footprint - fromReserved)) {
                     return false;
@@ -143,20 +156,15 @@ public final class MemoryBudget {
         }
 
         /**
-         * Takes room ahead for {@code count} values of {@code each} bytes still to come, all or
-         * nothing: the values then take it ({@link #tryHold}) and never find the budget full. False,
-         * and nothing taken, when the budget has no room for them all (or the lease is released).
+         * Says that {@code values} values of about one size are to come (the replicas' answers to
+         * one read): the first of them to be held takes room for them all at once, or fails and
+         * takes nothing ({@link #tryHold}); the others then take the room kept for them and never
+         * find the budget full (one larger than its room takes what it lacks, if there is any).
+         * Taking room value by value instead, a burst of requests could each hold some of its
+         * values and none find room for all of them. 0 or 1: each value for itself.
          */
-        public boolean tryReserve(long each, int count) {
-            long footprint = footprint(each) * count;
-            synchronized (this) {
-                if (users == 0 || !take(footprint)) {
-                    return false;
-                }
-                reserved += footprint;
-                bytes.addAndGet(footprint);
-                return true;
-            }
+        public synchronized void expect(int values) {
+            expected = values;
         }
 
         /** Takes {@code more} bytes, or fails with {@link OverBudgetException}. */
@@ -181,6 +189,7 @@ public final class MemoryBudget {
                     return;
                 }
                 reserved = 0;
+                expected = 0;
             }
             held.addAndGet(-bytes.getAndSet(0));
         }

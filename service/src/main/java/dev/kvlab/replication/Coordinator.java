@@ -116,31 +116,33 @@ public final class Coordinator {
 
     /**
      * The quorum of a read whose coordinator is one of its replicas: admitted before any peer is
-     * asked. Its own record comes first (from memory, without a hop, when small), and tells what
-     * each peer's answer will take, as the replicas of a key hold the same record but when a write
-     * is still on its way. The lease takes room ahead for them all at once, or the read is refused
-     * with {@link OverBudgetException} (503) before a peer spends anything on it: with room taken
-     * as answers arrive, a burst of large reads let every request hold part of its answers and few
-     * find room for all of them, and the peers' work for the rest was thrown away (503 and 504).
-     * An answer larger than its room takes more as it comes; an absent own record takes nothing
-     * ahead. The own read failing otherwise counts as that replica's failure in the quorum.
+     * asked. Its own record comes first, and the lease takes room for it and for each peer's
+     * answer of its size at once ({@link MemoryBudget.Lease#expect}), as the replicas of a key hold
+     * the same record but while a write is on its way; without room for them all the read is
+     * refused with {@link OverBudgetException} (503) before a peer spends anything on it. Taking
+     * room answer by answer instead, a burst of large reads let every request hold part of its
+     * answers and few find room for all of them, and the peers' work for the rest was thrown away
+     * (503 and 504). When the own record is absent, or its read failed otherwise (a failure of that
+     * replica in the quorum), the first peer's answer takes room for all the peers' answers.
      */
     private Mono<List<ReplicaAnswer>> admitted(byte[] key, Asked asked, Replica own, MemoryBudget.Lease lease, Runnable release) {
         List<Replica> peers = asked.replicas().stream().filter(replica -> replica != own).toList();
+        lease.expect(asked.replicas().size());
         return read(own, key, lease)
                 .map(OwnRead::answered)
                 .onErrorResume(error -> !(error instanceof OverBudgetException), error -> Mono.just(OwnRead.failed(error)))
+                .doOnError(OverBudgetException.class, refused -> metrics.readRefused())
                 .flatMap(ownRead -> {
-                    Record record = ownRead.answer() == null ? null : ownRead.answer().record();
-                    if (record != null && !lease.tryReserve(record.encoded().length, peers.size())) {
-                        metrics.readRefused();
-                        return Mono.error(lease.overBudget());
+                    if (ownRead.answer() == null || ownRead.answer().record() == null) {
+                        lease.expect(peers.size());
                     }
                     List<Mono<ReplicaAnswer>> calls = new ArrayList<>(asked.replicas().size());
                     calls.add(ownRead.asMono());
                     peers.forEach(peer -> calls.add(read(peer, key, lease)));
                     return quorum(key, asked, calls, release);
-                });
+                })
+                // What the lease holds next (a conditional write's value) is not one of these answers.
+                .doFinally(signal -> lease.expect(0));
     }
 
     /** The own replica's answer, or its failure other than finding no room (which refuses the read). */

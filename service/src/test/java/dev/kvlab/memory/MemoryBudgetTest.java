@@ -64,17 +64,21 @@ class MemoryBudgetTest {
     }
 
     @Test
-    void roomTakenAheadIsAllOrNothingAndTheValuesThatComeUseIt() {
+    void theFirstOfSeveralValuesTakesRoomForThemAllOrFailsAndTheOthersUseIt() {
         MemoryBudget budget = new MemoryBudget(100);
         MemoryBudget.Lease lease = budget.lease();
-        lease.hold(30);
-        assertThat(lease.tryReserve(40, 2)).as("80 more do not fit in 70").isFalse();
-        assertThat(budget.held()).as("a refused reservation takes nothing").isEqualTo(30);
-        assertThat(lease.tryReserve(30, 2)).isTrue();
-        assertThat(budget.held()).isEqualTo(90);
-
         MemoryBudget.Lease other = budget.lease();
-        assertThat(other.tryHold(10)).isTrue();
+        other.hold(30);
+        lease.expect(3);
+        assertThat(lease.tryHold(25)).as("75 do not fit in 70").isFalse();
+        assertThat(budget.held()).as("a refused first value takes nothing").isEqualTo(30);
+        other.release();
+        assertThat(lease.tryHold(30)).as("room for three of 30").isTrue();
+        assertThat(budget.held()).isEqualTo(90);
+        assertThat(lease.reserved()).isEqualTo(60);
+
+        MemoryBudget.Lease late = budget.lease();
+        assertThat(late.tryHold(10)).isTrue();
         assertThat(lease.tryHold(30)).as("a value that comes takes the room kept for it, however full the budget").isTrue();
         assertThat(lease.tryHold(35)).as("a larger one takes what its room lacks, if the budget has it").isFalse();
         assertThat(lease.tryHold(30)).isTrue();
@@ -83,8 +87,7 @@ class MemoryBudgetTest {
 
         lease.release();
         assertThat(budget.held()).isEqualTo(10);
-        assertThat(lease.tryReserve(1, 1)).as("a released lease takes no room ahead").isFalse();
-        other.release();
+        late.release();
         assertThat(budget.held()).isZero();
     }
 
@@ -92,12 +95,13 @@ class MemoryBudgetTest {
     void roomTakenAheadAndNotUsedGoesBackWithTheLease() {
         MemoryBudget budget = new MemoryBudget(8 * MIB, MIB);
         MemoryBudget.Lease lease = budget.lease();
-        assertThat(lease.tryReserve(MIB + 13, 2)).isTrue();
-        assertThat(budget.held()).as("each 1 MiB value ahead counted as the two regions it will take").isEqualTo(4 * MIB);
+        lease.expect(3);
         assertThat(lease.tryHold(MIB + 13)).isTrue();
-        assertThat(lease.reserved()).isEqualTo(2 * MIB);
+        assertThat(budget.held()).as("each 1 MiB value counted as the two regions it takes").isEqualTo(6 * MIB);
+        assertThat(lease.reserved()).isEqualTo(4 * MIB);
         lease.release();
         assertThat(budget.held()).isZero();
+        assertThat(lease.tryHold(1)).isFalse();
     }
 
     @Test

@@ -1,7 +1,6 @@
 package dev.kvlab.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvlab.cluster.Topology;
 import dev.kvlab.memory.MemoryBudget;
@@ -52,10 +51,11 @@ class CoordinatorAdmissionTest {
     void aReadWithNoRoomForItsPeersAnswersIsRefusedBeforeAnyPeerIsAsked() {
         MemoryBudget budget = new MemoryBudget(2 * SIZE + SIZE / 2);
         MemoryBudget.Lease lease = budget.lease();
-        Mono<Record> read = coordinator(budget).get(KEY, ALL, lease);
         own.answerNow();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        coordinator(budget).get(KEY, ALL, lease).subscribe(null, failed::set);
 
-        assertThatThrownBy(read::block).isInstanceOf(OverBudgetException.class).hasMessageContaining("retry later");
+        assertThat(failed.get()).as("refused at once").isInstanceOf(OverBudgetException.class).hasMessageContaining("retry later");
         assertThat(first.asked() + second.asked()).as("peers asked for a read that cannot hold their answers").isZero();
         lease.release();
         assertThat(budget.held()).as("the own record given back").isZero();
@@ -81,6 +81,19 @@ class CoordinatorAdmissionTest {
         lease.release();
         others.release();
         assertThat(budget.held()).isZero();
+    }
+
+    @Test
+    void aReadWhoseOwnRecordHasNoRoomForAllTheAnswersIsRefusedAndHoldsNothing() {
+        MemoryBudget budget = new MemoryBudget(3 * SIZE - 1);
+        MemoryBudget.Lease lease = budget.lease();
+        own.answerNow();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        coordinator(budget).get(KEY, ALL, lease).subscribe(null, failed::set);
+        assertThat(failed.get()).isInstanceOf(OverBudgetException.class);
+        assertThat(budget.held()).as("its own record took no room it could not use").isZero();
+        assertThat(first.asked() + second.asked()).isZero();
+        lease.release();
     }
 
     @Test
