@@ -141,7 +141,9 @@ public final class Coordinator {
                     peers.forEach(peer -> calls.add(read(peer, key, lease)));
                     return quorum(key, asked, calls, release);
                 })
-                // What the lease holds next (a conditional write's value) is not one of these answers.
+                // What the lease holds next (a conditional write's copies) is not one of these
+                // answers: told before the answer goes on, which may hold them at once.
+                .doOnSuccess(answers -> lease.expect(0))
                 .doFinally(signal -> lease.expect(0));
     }
 

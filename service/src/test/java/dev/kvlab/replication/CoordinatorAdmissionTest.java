@@ -169,6 +169,29 @@ class CoordinatorAdmissionTest {
         assertThat(budget.held()).isZero();
     }
 
+    @Test
+    void aReadThatFoundNothingLeavesTheLeaseHoldingWhatComesNextForItself() {
+        MemoryBudget budget = new MemoryBudget(10 * SIZE);
+        MemoryBudget.Lease lease = budget.lease();
+        own.absent();
+        first.absent();
+        second.absent();
+        AtomicReference<Boolean> answered = new AtomicReference<>();
+        coordinator(budget).newest(KEY, ALL, lease)
+                .map(found -> true).defaultIfEmpty(false)
+                .subscribe(found -> {
+                    // As a conditional write does: its copies to the peers, held as the read answers.
+                    answered.set(found);
+                    lease.hold(2 * SIZE);
+                });
+        first.answer();
+        second.answer();
+        assertThat(answered.get()).isFalse();
+        assertThat(budget.held()).as("the write's copies, not room for three of them each").isEqualTo(2 * SIZE);
+        lease.release();
+        assertThat(budget.held()).isZero();
+    }
+
     /**
      * A replica that holds {@link #RECORD} and answers reads when the test says so, holding the
      * record on the read's lease first as a remote replica's answer decoder does (failing the call
@@ -179,6 +202,7 @@ class CoordinatorAdmissionTest {
         private final String node;
         private final List<Sinks.One<Optional<Throwable>>> pending = new ArrayList<>();
         private boolean answerNow;
+        private boolean absent;
         private int asked;
 
         HeldReplica(String node) {
@@ -187,6 +211,12 @@ class CoordinatorAdmissionTest {
 
         int asked() {
             return asked;
+        }
+
+        /** Reads from now on find nothing. */
+        void absent() {
+            absent = true;
+            answerNow = true;
         }
 
         /** Reads from now on are answered at once. */
@@ -228,6 +258,9 @@ class CoordinatorAdmissionTest {
                 return outcome.flatMap(failure -> {
                     if (failure.isPresent()) {
                         return Mono.error(failure.get());
+                    }
+                    if (absent) {
+                        return Mono.just(Optional.<Record>empty());
                     }
                     if (!lease.tryHold(SIZE)) {
                         return Mono.error(lease.overBudget());
