@@ -199,6 +199,11 @@ public final class MemoryBudget {
             return bytes.get();
         }
 
+        /** Whether the budget has room now for {@code count} values of {@code each} bytes: a hint, as others may take it meanwhile. */
+        public boolean budgetHasRoomFor(long each, int count) {
+            return held.get() + footprint(each) * count <= limit;
+        }
+
         /** The failure of a request that found no room in the budget. */
         public OverBudgetException overBudget() {
             return new OverBudgetException(limit);

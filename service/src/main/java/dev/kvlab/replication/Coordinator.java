@@ -46,6 +46,7 @@ public final class Coordinator {
     private final PreviousOwners previousOwners;
     /** Room for the warm-up's answers, which are empty: the key is never written. */
     private final MemoryBudget warmUpBudget = new MemoryBudget(1024);
+    private final RecentSizes recentSizes = new RecentSizes();
 
     public Coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock,
                        ReadRepair readRepair, ReplicationMetrics metrics, MissedWrites missedWrites, PreviousOwners previousOwners) {
@@ -127,8 +128,15 @@ public final class Coordinator {
      */
     private Mono<List<ReplicaAnswer>> admitted(byte[] key, Asked asked, Replica own, MemoryBudget.Lease lease, Runnable release) {
         List<Replica> peers = asked.replicas().stream().filter(replica -> replica != own).toList();
+        long lastSize = recentSizes.of(key);
+        if (lastSize > 0 && !lease.budgetHasRoomFor(lastSize, asked.replicas().size())) {
+            // Its last record would not fit: refused before anything is read.
+            metrics.readRefused();
+            return Mono.error(lease.overBudget());
+        }
         lease.expect(asked.replicas().size());
         return read(own, key, lease)
+                .doOnNext(answer -> recentSizes.saw(key, answer.record() == null ? 0 : answer.record().encoded().length))
                 .map(OwnRead::answered)
                 .onErrorResume(error -> !(error instanceof OverBudgetException), error -> Mono.just(OwnRead.failed(error)))
                 .doOnError(OverBudgetException.class, refused -> metrics.readRefused())

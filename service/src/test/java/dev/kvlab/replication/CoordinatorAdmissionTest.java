@@ -97,6 +97,30 @@ class CoordinatorAdmissionTest {
     }
 
     @Test
+    void aReadOfAKeyWhoseLastRecordWouldNotFitIsRefusedBeforeAnythingIsRead() {
+        MemoryBudget budget = new MemoryBudget(4 * SIZE);
+        Coordinator coordinator = coordinator(budget);
+        own.answerNow();
+        first.answerNow();
+        second.answerNow();
+        MemoryBudget.Lease served = budget.lease();
+        assertThat(coordinator.get(KEY, ALL, served).block()).isNotNull();
+        served.release();
+        int ownReads = own.asked();
+
+        MemoryBudget.Lease others = budget.lease();
+        others.hold(2 * SIZE);
+        MemoryBudget.Lease lease = budget.lease();
+        AtomicReference<Throwable> failed = new AtomicReference<>();
+        coordinator.get(KEY, ALL, lease).subscribe(null, failed::set);
+        assertThat(failed.get()).isInstanceOf(OverBudgetException.class);
+        assertThat(own.asked()).as("its own record not even read").isEqualTo(ownReads);
+        lease.release();
+        others.release();
+        assertThat(budget.held()).isZero();
+    }
+
+    @Test
     void aServedReadGivesItsRoomBackOnceItsCallerAndItsLastReplicaAreDone() {
         MemoryBudget budget = new MemoryBudget(10 * SIZE);
         MemoryBudget.Lease lease = budget.lease();
