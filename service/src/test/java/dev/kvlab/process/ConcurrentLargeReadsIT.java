@@ -38,8 +38,8 @@ import org.junit.jupiter.api.io.TempDir;
  * to a 200 on average over the burst (the goodput), the statuses, and the small key's latency.
  *
  * <p>It holds the burst to what users rely on: no node runs out of heap; every value read is whole;
- * few reads time out; the small key is served during the burst and never refused; the goodput is
- * at least {@link #GOODPUT_SHARE} of the capacity. These are ratios and counts, not times, so a
+ * few reads time out ({@link #MAX_TIMED_OUT}); the small key is served during the burst and never
+ * refused; the goodput is at least {@link #GOODPUT_SHARE} of the capacity. These are ratios and counts, not times, so a
  * loaded machine slows the burst without failing it. Before reads were admitted whole, the same
  * burst served 2 to 14 reads of 600, and 40 % of them timed out. Once the burst is over, every
  * node serves small keys and large ones at once.
@@ -53,13 +53,13 @@ class ConcurrentLargeReadsIT {
     static final long HEAP = 128L * MIB;
     static final List<String> HEAP_128 = List.of("-Xmx128m", "-XX:+ExitOnOutOfMemoryError");
     /**
-     * The least share of the capacity the burst is to keep busy serving 200s: measured at 13-30 %
-     * on a loaded machine of two cores, held here with a margin (the target is half). Before reads
-     * were admitted whole, a handful of 200s in a burst of over half a minute made about 1 %.
+     * The least share of the capacity the burst is to keep busy serving 200s: measured at 41-106 %
+     * (by a measure that overstates) on a loaded machine of two cores; the target is half.
+     * Before reads were admitted whole, a handful of 200s in a burst of over half a minute.
      */
-    static final double GOODPUT_SHARE = 1.0 / 20;
-    /** The most reads that may time out: measured at 3-5 % on that machine (the target is under 1 %). */
-    static final int MAX_TIMED_OUT = READS / 10;
+    static final double GOODPUT_SHARE = 1.0 / 5;
+    /** The most reads that may time out: measured at 0-1.8 % on that machine (40 % before); the target is under 1 %. */
+    static final int MAX_TIMED_OUT = READS / 20;
 
     @TempDir
     Path dir;
