@@ -97,12 +97,12 @@ class NodeConfiguration {
     MemoryBudget memoryBudget(MemoryProperties memory, ApiProperties api, MeterRegistry registry) {
         long regionBytes = HeapRegions.humongousRegionBytes();
         long smallest = MemoryBudget.footprint(api.largestBody(), regionBytes);
-        MemoryBudget budget = new MemoryBudget(memory.bytesInFlight(Runtime.getRuntime().maxMemory(), smallest), regionBytes);
+        MemoryBudget budget = memory.budget(Runtime.getRuntime().maxMemory(), smallest, regionBytes);
         Gauge.builder("kvlab.memory.held", budget, MemoryBudget::held)
                 .description("Bytes of values the node holds for requests in flight; at kvlab.memory.max-bytes-in-flight, requests get 503")
                 .baseUnit("bytes")
                 .register(registry);
-        Gauge.builder("kvlab.memory.limit", budget, MemoryBudget::limit)
+        Gauge.builder("kvlab.memory.limit", budget, MemoryBudget::totalLimit)
                 .description("kvlab.memory.max-bytes-in-flight: the most bytes of values the node holds for requests in flight")
                 .baseUnit("bytes")
                 .register(registry);

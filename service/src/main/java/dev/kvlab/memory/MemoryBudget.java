@@ -15,12 +15,19 @@ import java.util.concurrent.atomic.AtomicLong;
  * more is humongous and occupies whole regions, so a value of 1 MiB and its record header takes two
  * 1 MiB regions of a small heap. Counted as its bytes, a budget of a quarter of the heap could
  * pin half of it in such values, and a burst of large reads ran a 128 MiB node out of heap.
+ *
+ * <p>A node's budget may keep a share apart for the work it does for its peers' requests
+ * ({@link #forReplicaWork}): every node coordinates requests and serves its peers' reads, and with
+ * one pool for both, coordinators that each hold room for their requests' answers could leave no
+ * room anywhere for the replica reads those answers need, and every request would fail.
  */
 public final class MemoryBudget {
 
     private final long limit;
     private final long regionBytes;
     private final AtomicLong held = new AtomicLong();
+    /** The share for peers' requests; this budget itself when it keeps none apart. */
+    private final MemoryBudget replicaWork;
 
     /** A budget that counts bytes as they are. */
     public MemoryBudget(long limit) {
@@ -34,6 +41,30 @@ public final class MemoryBudget {
     public MemoryBudget(long limit, long regionBytes) {
         this.limit = limit;
         this.regionBytes = regionBytes;
+        this.replicaWork = this;
+    }
+
+    /**
+     * A budget of {@code limit} bytes in all, {@code replicaLimit} of them kept for the work this
+     * node does for its peers' requests ({@link #forReplicaWork}), the rest for the requests it
+     * coordinates itself.
+     */
+    public MemoryBudget(long limit, long regionBytes, long replicaLimit) {
+        if (replicaLimit <= 0 || replicaLimit >= limit) {
+            throw new IllegalArgumentException("the replicas' share must be within 1.." + (limit - 1) + " bytes, was " + replicaLimit);
+        }
+        this.limit = limit - replicaLimit;
+        this.regionBytes = regionBytes;
+        this.replicaWork = new MemoryBudget(replicaLimit, regionBytes);
+    }
+
+    /**
+     * The budget of the work this node does for its peers' requests: the records a peer's batch
+     * reads or writes, its frames, the streams it serves them. A share of its own, so that neither
+     * side can take all the room the other needs; this budget itself when none is kept apart.
+     */
+    public MemoryBudget forReplicaWork() {
+        return replicaWork;
     }
 
     private long footprint(long bytes) {
@@ -53,13 +84,19 @@ public final class MemoryBudget {
         return new Lease();
     }
 
+    /** The bytes this budget lets requests hold (without its replicas' share, when it keeps one apart). */
     public long limit() {
         return limit;
     }
 
-    /** The bytes held now by all requests. */
+    /** The bytes held now by all requests, its replicas' share included. */
     public long held() {
-        return held.get();
+        return replicaWork == this ? held.get() : held.get() + replicaWork.held();
+    }
+
+    /** The bytes of this budget and its replicas' share together. */
+    public long totalLimit() {
+        return replicaWork == this ? limit : limit + replicaWork.limit();
     }
 
     private boolean take(long bytes) {
@@ -81,6 +118,10 @@ public final class MemoryBudget {
     public final class Lease {
 
         private final AtomicLong bytes = new AtomicLong();
+        /** Of {@link #bytes}, those taken ahead for values still to come ({@link #expect}). */
+        private long reserved;
+        /** Values the next one held takes room for, itself included ({@link #expect}). */
+        private int expected;
         private int users = 1;
 
         private Lease() {
@@ -90,12 +131,40 @@ public final class MemoryBudget {
         public boolean tryHold(long more) {
             long footprint = footprint(more);
             synchronized (this) {
-                if (users == 0 || !take(footprint)) {
+                if (users == 0) {
                     return false;
                 }
-                bytes.addAndGet(footprint);
+                if (expected > 1) {
+                    // The first value of several: room for them all, or for none.
+                    long ahead = footprint * (expected - 1);
+                    if (!take(footprint + ahead)) {
+                        return false;
+                    }
+                    expected = 0;
+                    reserved += ahead;
+                    bytes.addAndGet(footprint + ahead);
+                    return true;
+                }
+                long fromReserved = Math.min(reserved, footprint);
+                if (!take(footprint - fromReserved)) {
+                    return false;
+                }
+                reserved -= fromReserved;
+                bytes.addAndGet(footprint - fromReserved);
                 return true;
             }
+        }
+
+        /**
+         * Says that {@code values} values of about one size are to come (the replicas' answers to
+         * one read): the first of them to be held takes room for them all at once, or fails and
+         * takes nothing ({@link #tryHold}); the others then take the room kept for them and never
+         * find the budget full (one larger than its room takes what it lacks, if there is any).
+         * Taking room value by value instead, a burst of requests could each hold some of its
+         * values and none find room for all of them. 0 or 1: each value for itself.
+         */
+        public synchronized void expect(int values) {
+            expected = values;
         }
 
         /** Takes {@code more} bytes, or fails with {@link OverBudgetException}. */
@@ -119,6 +188,8 @@ public final class MemoryBudget {
                 if (users == 0 || --users > 0) {
                     return;
                 }
+                reserved = 0;
+                expected = 0;
             }
             held.addAndGet(-bytes.getAndSet(0));
         }
@@ -128,9 +199,19 @@ public final class MemoryBudget {
             return bytes.get();
         }
 
+        /** Whether the budget has room now for {@code count} values of {@code each} bytes: a hint, as others may take it meanwhile. */
+        public boolean budgetHasRoomFor(long each, int count) {
+            return held.get() + footprint(each) * count <= limit;
+        }
+
         /** The failure of a request that found no room in the budget. */
         public OverBudgetException overBudget() {
             return new OverBudgetException(limit);
+        }
+
+        /** The bytes this lease has taken ahead and no value has used yet. */
+        public synchronized long reserved() {
+            return reserved;
         }
     }
 }

@@ -62,9 +62,12 @@ public class PeerConfiguration {
     @Bean
     ReplicaHandler replicaHandler(LocalStore store, HybridLogicalClock clock, PeerAuthentication authentication, ApiProperties api,
                                   MemoryBudget budget, ReplicationProperties replication, RepairResponder repair, Leaving leaving) {
+        // Peers' requests take the budget's share for replica work: coordinators holding room for
+        // their answers cannot leave the replica reads those answers need without any.
+        MemoryBudget replicaWork = budget.forReplicaWork();
         StreamAdmission rangeStreams = new StreamAdmission(replication.maxRangeStreams(), ChunkedStream.reservation(api.largestEntry()),
-                budget, "records streams (kvlab.replication.max-range-streams)");
-        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), budget, rangeStreams, repair, replication.batch(),
+                replicaWork, "records streams (kvlab.replication.max-range-streams)");
+        return new ReplicaHandler(store, clock, authentication, api.maxValueSize(), replicaWork, rangeStreams, repair, replication.batch(),
                 leaving);
     }
 

@@ -3,6 +3,7 @@ package dev.kvlab.replication;
 import dev.kvlab.cluster.Topology;
 import dev.kvlab.cluster.TopologyProvider;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.memory.OverBudgetException;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.Version;
@@ -18,6 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.SignalType;
 
 /**
  * Serves a client request on any node: asks the key's {@code from} replicas in parallel, answers
@@ -44,6 +46,7 @@ public final class Coordinator {
     private final PreviousOwners previousOwners;
     /** Room for the warm-up's answers, which are empty: the key is never written. */
     private final MemoryBudget warmUpBudget = new MemoryBudget(1024);
+    private final RecentSizes recentSizes = new RecentSizes();
 
     public Coordinator(TopologyProvider topology, ReplicaDirectory replicas, HybridLogicalClock clock,
                        ReadRepair readRepair, ReplicationMetrics metrics, MissedWrites missedWrites, PreviousOwners previousOwners) {
@@ -80,29 +83,99 @@ public final class Coordinator {
         return Mono.defer(() -> {
             Asked asked = ask(key, requested);
             lease.share();
+            // The coordinator's share of the lease is given back once, whichever comes first: every
+            // replica asked has answered or failed, the quorum cannot be made, the read is refused
+            // or cancelled. Given back early, it lets answers still on their way find no room (they
+            // are skipped as they come) rather than hold room that others could use.
+            AtomicBoolean released = new AtomicBoolean();
+            Runnable release = () -> {
+                if (released.compareAndSet(false, true)) {
+                    lease.release();
+                }
+            };
             Mono<List<ReplicaAnswer>> answers;
             if (asked.replicas().size() == 1) {
                 // One replica asked: its answer is the answer, and there is nothing to repair.
-                answers = read(asked.replicas().getFirst(), key, lease).map(List::of).doFinally(done -> lease.release());
+                answers = read(asked.replicas().getFirst(), key, lease).map(List::of).doFinally(done -> release.run());
             } else {
-                Quorum<ReplicaAnswer> quorum = Quorum.collect(asked.count(),
-                        asked.replicas().stream().map(replica -> read(replica, key, lease)).toList());
-                // A read that cannot make its quorum gives its bytes back at once: under a burst of
-                // large reads the answers still on their way would hold room that others could use.
-                AtomicBoolean released = new AtomicBoolean();
-                Runnable release = () -> {
-                    if (released.compareAndSet(false, true)) {
-                        lease.release();
-                    }
-                };
-                quorum.all().doFinally(done -> release.run()).subscribe(all -> readRepair.repair(key, all));
-                answers = quorum.enough().doOnError(hopeless -> release.run());
+                Replica own = asked.own();
+                answers = (own == null
+                        ? quorum(key, asked, asked.replicas().stream().map(replica -> read(replica, key, lease)).toList(), release)
+                        : admitted(key, asked, own, lease, release))
+                        .doFinally(signal -> {
+                            if (signal != SignalType.ON_COMPLETE) {
+                                release.run();
+                            }
+                        });
             }
             List<Replica> previous = previousOwnersNotAsked(key, asked);
             Mono<Record> found = counted(answers, asked.count(), "get").mapNotNull(ReplicaAnswer::newest);
             return (previous.isEmpty() ? found : withPreviousOwners(found, previous, key, asked, lease))
                     .doOnNext(newest -> clock.observe(newest.version()));
         });
+    }
+
+    /**
+     * The quorum of a read whose coordinator is one of its replicas: admitted before any peer is
+     * asked. Its own record comes first, and the lease takes room for it and for each peer's
+     * answer of its size at once ({@link MemoryBudget.Lease#expect}), as the replicas of a key hold
+     * the same record but while a write is on its way; without room for them all the read is
+     * refused with {@link OverBudgetException} (503) before a peer spends anything on it. Taking
+     * room answer by answer instead, a burst of large reads let every request hold part of its
+     * answers and few find room for all of them, and the peers' work for the rest was thrown away
+     * (503 and 504). When the own record is absent, or its read failed otherwise (a failure of that
+     * replica in the quorum), the first peer's answer takes room for all the peers' answers.
+     */
+    private Mono<List<ReplicaAnswer>> admitted(byte[] key, Asked asked, Replica own, MemoryBudget.Lease lease, Runnable release) {
+        List<Replica> peers = asked.replicas().stream().filter(replica -> replica != own).toList();
+        long lastSize = recentSizes.of(key);
+        if (lastSize > 0 && !lease.budgetHasRoomFor(lastSize, asked.replicas().size())) {
+            // Its last record would not fit: refused before anything is read.
+            metrics.readRefused();
+            return Mono.error(lease.overBudget());
+        }
+        lease.expect(asked.replicas().size());
+        return read(own, key, lease)
+                .doOnNext(answer -> recentSizes.saw(key, answer.record() == null ? 0 : answer.record().encoded().length))
+                .map(OwnRead::answered)
+                .onErrorResume(error -> !(error instanceof OverBudgetException), error -> Mono.just(OwnRead.failed(error)))
+                .doOnError(OverBudgetException.class, refused -> metrics.readRefused())
+                .flatMap(ownRead -> {
+                    if (ownRead.answer() == null || ownRead.answer().record() == null) {
+                        lease.expect(peers.size());
+                    }
+                    List<Mono<ReplicaAnswer>> calls = new ArrayList<>(asked.replicas().size());
+                    calls.add(ownRead.asMono());
+                    peers.forEach(peer -> calls.add(read(peer, key, lease)));
+                    return quorum(key, asked, calls, release);
+                })
+                // What the lease holds next (a conditional write's copies) is not one of these
+                // answers: told before the answer goes on, which may hold them at once.
+                .doOnSuccess(answers -> lease.expect(0))
+                .doFinally(signal -> lease.expect(0));
+    }
+
+    /** The own replica's answer, or its failure other than finding no room (which refuses the read). */
+    private record OwnRead(ReplicaAnswer answer, Throwable failure) {
+
+        static OwnRead answered(ReplicaAnswer answer) {
+            return new OwnRead(answer, null);
+        }
+
+        static OwnRead failed(Throwable failure) {
+            return new OwnRead(null, failure);
+        }
+
+        Mono<ReplicaAnswer> asMono() {
+            return failure == null ? Mono.just(answer) : Mono.error(failure);
+        }
+    }
+
+    /** The replicas' {@code calls} collected as a quorum; the late answers feed read repair, and the coordinator's share of the lease goes with the last. */
+    private Mono<List<ReplicaAnswer>> quorum(byte[] key, Asked asked, List<Mono<ReplicaAnswer>> calls, Runnable release) {
+        Quorum<ReplicaAnswer> quorum = Quorum.collect(asked.count(), calls);
+        quorum.all().doFinally(done -> release.run()).subscribe(all -> readRepair.repair(key, all));
+        return quorum.enough();
     }
 
     /**
@@ -261,8 +334,8 @@ public final class Coordinator {
         });
     }
 
-    /** A request's {@code ack/from} and the key's first {@code from} replicas it goes to. */
-    private record Asked(ReplicaCount count, List<Replica> replicas) {
+    /** A request's {@code ack/from} and the key's first {@code from} replicas it goes to; {@code own}: this node's among them, or null. */
+    private record Asked(ReplicaCount count, List<Replica> replicas, Replica own) {
     }
 
     /**
@@ -290,17 +363,26 @@ public final class Coordinator {
         Topology current = topology.current();
         ReplicaCount count = satisfiable(requested, current);
         List<Replica> asked = new ArrayList<>(count.from());
+        Replica own = null;
         for (String node : current.replicasFor(key, count.from())) {
-            asked.add(replicas.replicaOf(node, current));
+            Replica replica = replicas.replicaOf(node, current);
+            asked.add(replica);
+            if (node.equals(current.self())) {
+                own = replica;
+            }
         }
-        return new Asked(count, asked);
+        return new Asked(count, asked, own);
     }
 
-    /** Any failure to gather {@code ack} answers is a 504, counted by operation. */
+    /**
+     * Any failure to gather {@code ack} answers is a 504, counted by operation; a request this
+     * coordinator had no room for is a 503 of its own ({@link OverBudgetException}), not counted.
+     */
     private <T> Mono<T> counted(Mono<T> answers, ReplicaCount count, String operation) {
         return answers
-                .onErrorMap(error -> !(error instanceof NotEnoughReplicasException), error -> new NotEnoughReplicasException(count, 0, List.of(error)))
-                .doOnError(error -> metrics.quorumFailed(operation));
+                .onErrorMap(error -> !(error instanceof NotEnoughReplicasException) && !(error instanceof OverBudgetException),
+                        error -> new NotEnoughReplicasException(count, 0, List.of(error)))
+                .doOnError(error -> !(error instanceof OverBudgetException), error -> metrics.quorumFailed(operation));
     }
 
     /**

@@ -8,11 +8,11 @@ import java.util.function.Function;
 /** Finds the {@link Replica} for a node name: the local store for this node, an HTTP peer for the others. */
 public final class ReplicaDirectory {
 
-    private final LocalReplica local;
+    private final Replica local;
     private final Function<String, Replica> remoteFactory;
     private final ConcurrentMap<String, Replica> remotes = new ConcurrentHashMap<>();
 
-    public ReplicaDirectory(LocalReplica local, Function<String, Replica> remoteFactory) {
+    public ReplicaDirectory(Replica local, Function<String, Replica> remoteFactory) {
         this.local = local;
         this.remoteFactory = remoteFactory;
     }

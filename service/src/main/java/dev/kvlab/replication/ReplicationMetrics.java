@@ -16,6 +16,7 @@ public final class ReplicationMetrics {
     private final Counter replicaErrors;
     private final DistributionSummary batchCalls;
     private final Counter previousOwnerReads;
+    private final Counter readsRefused;
     private final MeterRegistry registry;
 
     public ReplicationMetrics(MeterRegistry registry) {
@@ -28,6 +29,12 @@ public final class ReplicationMetrics {
                 .description("Calls per batch sent to a peer: 1 when idle, more under load").register(registry);
         this.previousOwnerReads = Counter.builder("kvlab.handoff.previous.owner.reads")
                 .description("Reads answered from a key's owners before the last topology change, while its records move").register(registry);
+        this.readsRefused = Counter.builder("kvlab.reads.refused")
+                .description("Reads refused (503) before their peers were asked: no room on the coordinator for the replicas' answers").register(registry);
+    }
+
+    void readRefused() {
+        readsRefused.increment();
     }
 
     void readFromPreviousOwners() {

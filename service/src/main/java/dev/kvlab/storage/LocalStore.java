@@ -21,9 +21,6 @@ import reactor.core.publisher.Mono;
  */
 public final class LocalStore implements AutoCloseable {
 
-    /** The largest record a GET is served from memory on the calling thread ({@link #get}). */
-    static final int MAX_MEMORY_READ_BYTES = 64 * 1024;
-
     private final RocksStore store;
     private final StorageExecutor executor;
     private final GroupCommit writes;
@@ -64,29 +61,21 @@ public final class LocalStore implements AutoCloseable {
      *
      * <p>A key that RocksDB's memtables and block cache can answer for is read on the subscriber's
      * thread, without a hop to a storage thread and back (that hop cost more CPU than the read);
-     * only a read that needs a file goes to the storage executor.
+     * only a read that needs a file goes to the storage executor. Large records too: a coordinator
+     * takes room for all its read's answers with the first ({@link MemoryBudget.Lease#expect}), so
+     * a burst of them served at once is admitted or refused whole, and the reads it refuses do not
+     * queue on the storage threads ahead of the peers' reads of those it admitted.
      */
     public Mono<Record> get(byte[] key, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
             MemoryRead fromMemory = store.readFromMemory(key);
-            if (fromMemory.answered() && small(fromMemory.record())) {
+            if (fromMemory.answered()) {
                 memoryReads.increment();
                 return Mono.justOrEmpty(held(fromMemory.record(), lease));
             }
             fileReads.increment();
             return Mono.fromCallable(() -> held(store.get(key), lease)).subscribeOn(executor.scheduler());
         });
-    }
-
-    /**
-     * Whether a record read from memory is served on the calling thread: none, or one of at most
-     * {@link #MAX_MEMORY_READ_BYTES}. Larger ones are read again on a storage thread, whose bounded
-     * pool paces them: a burst of large reads served all at once on the event loops would let every
-     * request take part of the memory budget (its own replica's record) and leave none room to
-     * complete its quorum.
-     */
-    private static boolean small(Record record) {
-        return record == null || record.encoded().length <= MAX_MEMORY_READ_BYTES;
     }
 
     private static Record held(Record record, MemoryBudget.Lease lease) {

@@ -17,6 +17,8 @@ import org.junit.jupiter.api.Test;
 /**
  * Values a coordinator or a replica has no room for are refused with 503 and a message, never held
  * past the node's budget: the budget is taken up by hand here, so the tests see each path in turn.
+ * Each node keeps a share of its budget for its peers' requests (the default
+ * {@code kvlab.memory.replica-share}), which the requests it coordinates cannot take.
  */
 class MemoryBudgetClusterTest {
 
@@ -38,11 +40,12 @@ class MemoryBudgetClusterTest {
 
     @Test
     void aCoordinatorWithNoRoomForItsReplicasAnswersRefusesTheReadWith503() {
-        MemoryBudget.Lease taken = take(0, BUDGET - VALUE - 100);
+        // Room for its own record, not for the two peers' answers: refused before they are asked.
+        MemoryBudget.Lease taken = take(coordinating(0), VALUE + 100);
         try {
             HttpResponse<byte[]> refused = cluster.client(0).get("large", "3/3");
             assertThat(refused.statusCode()).isEqualTo(503);
-            assertThat(text(refused)).contains("kvlab.memory.max-bytes-in-flight", "retry later");
+            assertThat(text(refused)).startsWith("the node already holds values").contains("kvlab.memory.max-bytes-in-flight", "retry later");
         } finally {
             taken.release();
         }
@@ -53,7 +56,7 @@ class MemoryBudgetClusterTest {
 
     @Test
     void aReplicaWithNoRoomForTheRecordItWouldReadRefusesItsCallAndTheOthersStillMakeTheQuorum() {
-        MemoryBudget.Lease taken = take(1, BUDGET - VALUE / 2);
+        MemoryBudget.Lease taken = take(coordinating(1).forReplicaWork(), VALUE / 2);
         try {
             HttpResponse<byte[]> all = cluster.client(0).get("large", "3/3");
             assertThat(all.statusCode()).isEqualTo(503);
@@ -66,7 +69,7 @@ class MemoryBudgetClusterTest {
 
     @Test
     void aWriteWithNoRoomForItsCopiesToThePeersIsRefusedBeforeAnyIsSent() {
-        MemoryBudget.Lease taken = take(0, BUDGET - 2 * VALUE);
+        MemoryBudget.Lease taken = take(coordinating(0), 2 * VALUE);
         try {
             HttpResponse<byte[]> refused = cluster.client(0).put("refused-copies", filled('r'), "3/3");
             assertThat(refused.statusCode()).isEqualTo(503);
@@ -77,15 +80,34 @@ class MemoryBudgetClusterTest {
         assertThat(cluster.client(0).put("refused-copies", filled('r'), "3/3").statusCode()).isEqualTo(201);
     }
 
+    @Test
+    void aNodeWhoseOwnRequestsHoldAllTheirRoomStillServesItsPeersReads() {
+        // Every node's coordinating share full, as under a burst of reads each holding room for
+        // its answers: the peers' reads of node 0's request still find room on nodes 1 and 2.
+        MemoryBudget.Lease first = take(coordinating(1), 0);
+        MemoryBudget.Lease second = take(coordinating(2), 0);
+        try {
+            HttpResponse<byte[]> read = cluster.client(0).get("large", "3/3");
+            assertThat(read.statusCode()).as(text(read)).isEqualTo(200);
+            assertThat(read.body()).isEqualTo(filled('v'));
+        } finally {
+            first.release();
+            second.release();
+        }
+    }
+
+    private static MemoryBudget coordinating(int node) {
+        return cluster.bean(node, MemoryBudget.class);
+    }
+
     /**
-     * Takes {@code bytes} of node {@code node}'s budget, as requests in flight would, once the
+     * Takes all but {@code left} bytes of {@code budget}, as requests in flight would, once the
      * requests of the tests before have given theirs back.
      */
-    private static MemoryBudget.Lease take(int node, long bytes) {
-        MemoryBudget budget = cluster.bean(node, MemoryBudget.class);
+    private static MemoryBudget.Lease take(MemoryBudget budget, long left) {
         await().atMost(Duration.ofSeconds(5)).until(() -> budget.held() == 0);
         MemoryBudget.Lease lease = budget.lease();
-        lease.hold(bytes);
+        lease.hold(budget.limit() - left);
         return lease;
     }
 
