@@ -27,6 +27,8 @@ public final class LocalStore implements AutoCloseable {
     private final RocksStore store;
     private final StorageExecutor executor;
     private final GroupCommit writes;
+    /** Reads that need a storage thread, read together; null when each goes alone ({@link StorageProperties.ReadBatch#enabled}). */
+    private final BatchedReads reads;
     private final ScheduledExecutorService prober;
     /** Told the key of every record stored, while set ({@link #onWritten}). */
     private volatile Consumer<byte[]> written;
@@ -36,11 +38,15 @@ public final class LocalStore implements AutoCloseable {
     private final LongAdder memoryReads = new LongAdder();
     private final LongAdder fileReads = new LongAdder();
 
-    /** At most {@code maxWaitingWrites} single writes wait for their group ({@link GroupCommit}). */
-    public LocalStore(RocksStore store, StorageExecutor executor, int maxWaitingWrites) {
+    /**
+     * At most {@code maxWaiting} single writes wait for their group ({@link GroupCommit}), and as
+     * many reads for their batch ({@link BatchedReads}) when {@code readBatch} is enabled.
+     */
+    public LocalStore(RocksStore store, StorageExecutor executor, int maxWaiting, StorageProperties.ReadBatch readBatch) {
         this.store = store;
         this.executor = executor;
-        this.writes = new GroupCommit(store, executor, maxWaitingWrites);
+        this.writes = new GroupCommit(store, executor, maxWaiting);
+        this.reads = readBatch.enabled() ? new BatchedReads(store, executor, maxWaiting, readBatch.maxKeys()) : null;
         this.work = new RecentReading<>(store::backgroundWork, BackgroundWork.NONE);
         this.blockCache = new RecentReading<>(store::blockCacheCounts, BlockCacheCounts.NONE);
         this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -54,7 +60,7 @@ public final class LocalStore implements AutoCloseable {
     public static LocalStore open(StorageProperties properties) {
         RocksStore store = RocksStore.open(properties);
         return new LocalStore(store, new StorageExecutor(properties.effectiveThreads(), properties.queueCapacity()),
-                properties.queueCapacity());
+                properties.queueCapacity(), properties.readBatch());
     }
 
     /**
@@ -64,7 +70,8 @@ public final class LocalStore implements AutoCloseable {
      *
      * <p>A key that RocksDB's memtables and block cache can answer for is read on the subscriber's
      * thread, without a hop to a storage thread and back (that hop cost more CPU than the read);
-     * only a read that needs a file goes to the storage executor.
+     * only a read that needs a file goes to the storage executor, gathered with the others that do
+     * into one MultiGet ({@link BatchedReads}) unless batching is off.
      */
     public Mono<Record> get(byte[] key, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
@@ -74,6 +81,9 @@ public final class LocalStore implements AutoCloseable {
                 return Mono.justOrEmpty(held(fromMemory.record(), lease));
             }
             fileReads.increment();
+            if (reads != null) {
+                return reads.read(key, lease);
+            }
             return Mono.fromCallable(() -> held(store.get(key), lease)).subscribeOn(executor.scheduler());
         });
     }
@@ -89,7 +99,8 @@ public final class LocalStore implements AutoCloseable {
         return record == null || record.encoded().length <= MAX_MEMORY_READ_BYTES;
     }
 
-    private static Record held(Record record, MemoryBudget.Lease lease) {
+    /** The record, its bytes taken on {@code lease}; {@link OverBudgetException} when it has no room. */
+    static Record held(Record record, MemoryBudget.Lease lease) {
         if (record != null) {
             lease.hold(record.encoded().length);
         }
@@ -264,9 +275,19 @@ public final class LocalStore implements AutoCloseable {
         return fileReads.sum();
     }
 
-    /** Calls waiting for a storage thread, single writes waiting for their group included. */
+    /** MultiGets that read batched reads ({@link BatchedReads}), for metrics; 0 when batching is off. */
+    public long readBatches() {
+        return reads == null ? 0 : reads.batchesRead();
+    }
+
+    /** Reads that left in batches so far, for metrics. */
+    public long batchedReads() {
+        return reads == null ? 0 : reads.readsBatched();
+    }
+
+    /** Calls waiting for a storage thread, single writes waiting for their group and reads for their batch included. */
     public int queuedCalls() {
-        return executor.queued() + writes.waiting();
+        return executor.queued() + writes.waiting() + (reads == null ? 0 : reads.waiting());
     }
 
     @Override
