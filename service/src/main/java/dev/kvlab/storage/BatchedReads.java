@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -18,7 +17,8 @@ import reactor.core.publisher.MonoSink;
  * writes: a read that arrives while a batch is being read waits and leaves with the next, in one
  * storage task and one MultiGet, so a burst of reads pays one hand-off to a storage thread (one
  * wake-up) instead of one each. Idle, a read leaves at once, alone; under load batches grow without
- * a timer adding latency. A batch reads at most {@code maxKeys} keys, and one MultiGet answers at
+ * a timer adding latency. Up to {@code maxBatchesAtOnce} batches are read at once, on as many
+ * storage threads, so a read finds one free as a single read would. A batch reads at most {@code maxKeys} keys, and one MultiGet answers at
  * most the batch's bytes ({@link StorageProperties.ReadBatch#maxBytes}). At most {@code maxWaiting}
  * reads wait; beyond that a read is rejected at once, as a full storage queue rejects any other call.
  */
@@ -32,23 +32,26 @@ final class BatchedReads {
     private final Function<List<byte[]>, Record[]> multiGet;
     private final Queue<Pending> waiting = new ConcurrentLinkedQueue<>();
     private final AtomicInteger waitingCount = new AtomicInteger();
-    /** A task that reads the next batch is queued or running; at most one is. */
-    private final AtomicBoolean scheduled = new AtomicBoolean();
+    /** Batches read at once at most: more keep storage threads idle while reads wait, fewer batch less. */
+    private final int maxBatchesAtOnce;
+    /** Tasks that read a batch, queued or running; at most {@code maxBatchesAtOnce}. */
+    private final AtomicInteger batchesAtOnce = new AtomicInteger();
     private final AtomicLong batchesRead = new AtomicLong();
     private final AtomicLong readsBatched = new AtomicLong();
     private final AtomicInteger largestBatch = new AtomicInteger();
     private final AtomicLong largestBatchBytes = new AtomicLong();
 
-    BatchedReads(RocksStore store, StorageExecutor executor, int maxWaiting, int maxKeys) {
-        this(store, executor, maxWaiting, maxKeys, store::getAll);
+    BatchedReads(RocksStore store, StorageExecutor executor, int maxWaiting, int maxKeys, int maxBatchesAtOnce) {
+        this(store, executor, maxWaiting, maxKeys, maxBatchesAtOnce, store::getAll);
     }
 
-    BatchedReads(RocksStore store, StorageExecutor executor, int maxWaiting, int maxKeys,
+    BatchedReads(RocksStore store, StorageExecutor executor, int maxWaiting, int maxKeys, int maxBatchesAtOnce,
                  Function<List<byte[]>, Record[]> multiGet) {
         this.store = store;
         this.executor = executor;
         this.maxWaiting = maxWaiting;
         this.maxKeys = maxKeys;
+        this.maxBatchesAtOnce = maxBatchesAtOnce;
         this.multiGet = multiGet;
     }
 
@@ -97,18 +100,25 @@ final class BatchedReads {
     }
 
     /**
-     * Queues a task to read the next batch, unless one is queued or running. Only the holder of
-     * {@code scheduled} takes reads out of the queue, so a batch and a failure never race for one.
+     * Queues a task to read the next batch, unless {@code maxBatchesAtOnce} are queued or running.
+     * Each read leaves the queue once (a batch's task or a failure polls it), so they never race for one.
      */
     private void schedule() {
-        while (!waiting.isEmpty() && scheduled.compareAndSet(false, true)) {
+        while (!waiting.isEmpty()) {
+            int atOnce = batchesAtOnce.get();
+            if (atOnce >= maxBatchesAtOnce) {
+                return; // a running batch schedules the next when it is done
+            }
+            if (!batchesAtOnce.compareAndSet(atOnce, atOnce + 1)) {
+                continue;
+            }
             try {
                 executor.execute(this::readNextBatch);
                 return;
             } catch (RejectedExecutionException e) {
                 // The executor is full or closed: nothing would read what waits, so fail it.
                 failWaiting(e);
-                scheduled.set(false);
+                batchesAtOnce.decrementAndGet();
             }
         }
     }
@@ -126,7 +136,7 @@ final class BatchedReads {
         }
         // Reads that came meanwhile leave in a task of their own, before this batch's callers go
         // on with their work on this thread.
-        scheduled.set(false);
+        batchesAtOnce.decrementAndGet();
         schedule();
         if (failure != null) {
             for (Pending pending : batch) {

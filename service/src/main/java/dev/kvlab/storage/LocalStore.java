@@ -46,7 +46,7 @@ public final class LocalStore implements AutoCloseable {
         this.store = store;
         this.executor = executor;
         this.writes = new GroupCommit(store, executor, maxWaiting);
-        this.reads = readBatch.enabled() ? new BatchedReads(store, executor, maxWaiting, readBatch.maxKeys()) : null;
+        this.reads = readBatch.enabled() ? new BatchedReads(store, executor, maxWaiting, readBatch.maxKeys(), readBatch.maxAtOnce()) : null;
         this.work = new RecentReading<>(store::backgroundWork, BackgroundWork.NONE);
         this.blockCache = new RecentReading<>(store::blockCacheCounts, BlockCacheCounts.NONE);
         this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {

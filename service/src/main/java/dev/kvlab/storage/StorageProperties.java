@@ -65,13 +65,16 @@ public record StorageProperties(
      * @param maxBytes bytes of values one MultiGet answers at most (RocksDB's value size soft limit:
      *                 the value that crosses it is the last); keys beyond it are read alone, one
      *                 after the other, so a batch of large records never holds more than this at once
+     * @param maxAtOnce batches read at the same time, each on a storage thread of its own: a read that
+     *                 comes while they all run waits for the first to finish and leaves with the next
      */
     public record ReadBatch(
             @DefaultValue("true") boolean enabled,
             @Min(1) @DefaultValue("32") int maxKeys,
-            @NotNull @DefaultValue("1MB") DataSize maxBytes) {
+            @NotNull @DefaultValue("1MB") DataSize maxBytes,
+            @Min(1) @DefaultValue("2") int maxAtOnce) {
 
-        public static final ReadBatch DEFAULTS = new ReadBatch(true, 32, DataSize.ofMegabytes(1));
+        public static final ReadBatch DEFAULTS = new ReadBatch(true, 32, DataSize.ofMegabytes(1), 2);
 
         public ReadBatch {
             requireAtLeast("kvlab.storage.read-batch.max-bytes", maxBytes, DataSize.ofKilobytes(1));

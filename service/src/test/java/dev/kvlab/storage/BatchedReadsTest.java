@@ -50,7 +50,7 @@ class BatchedReadsTest {
     private RocksStore open(int maxKeys, DataSize maxBytes) {
         StorageProperties defaults = TestStores.properties(dir);
         rocks = RocksStore.open(new StorageProperties(dir, defaults.blockCacheSize(), defaults.writeBufferSize(),
-                defaults.maxWriteBuffers(), false, 1, 64, true, new StorageProperties.ReadBatch(true, maxKeys, maxBytes)));
+                defaults.maxWriteBuffers(), false, 1, 64, true, new StorageProperties.ReadBatch(true, maxKeys, maxBytes, 1)));
         return rocks;
     }
 
@@ -76,7 +76,7 @@ class BatchedReadsTest {
         }
         rocks.flush();
         StorageExecutor one = executor(1);
-        BatchedReads reads = new BatchedReads(rocks, one, 1024, 16);
+        BatchedReads reads = new BatchedReads(rocks, one, 1024, 16, 1);
         CountDownLatch busy = occupy(one);
 
         Map<Integer, Mono<Optional<Record>>> answers = new ConcurrentHashMap<>();
@@ -123,7 +123,7 @@ class BatchedReadsTest {
         }
         rocks.flush();
         StorageExecutor one = executor(1);
-        BatchedReads reads = new BatchedReads(rocks, one, 1024, 8);
+        BatchedReads reads = new BatchedReads(rocks, one, 1024, 8, 1);
         CountDownLatch busy = occupy(one);
 
         List<Mono<Record>> answers = new ArrayList<>();
@@ -149,7 +149,7 @@ class BatchedReadsTest {
     void aReadWhenIdleLeavesAtOnceAlone() {
         open(32, DataSize.ofMegabytes(1));
         rocks.write(bytes("k"), value(1, "v"));
-        BatchedReads reads = new BatchedReads(rocks, executor(2), 64, 32);
+        BatchedReads reads = new BatchedReads(rocks, executor(2), 64, 32, 1);
 
         StepVerifier.create(reads.read(bytes("k"), UNLIMITED.lease()).map(TestStores::text))
                 .expectNext("v")
@@ -175,7 +175,7 @@ class BatchedReadsTest {
             }
             return rocks.getAll(keys);
         };
-        BatchedReads reads = new BatchedReads(rocks, executor(2), 64, 32, heldFirst);
+        BatchedReads reads = new BatchedReads(rocks, executor(2), 64, 32, 1, heldFirst);
 
         Mono<Record> first = reads.read(bytes("key0"), UNLIMITED.lease()).cache();
         first.subscribe(null, failure -> { });
@@ -199,13 +199,39 @@ class BatchedReadsTest {
     }
 
     @Test
+    void aReadThatComesWhileABatchIsReadTakesAFreeStorageThreadWhenMoreBatchesMayRunAtOnce() throws Exception {
+        open(32, DataSize.ofMegabytes(1));
+        rocks.write(bytes("slow"), value(1, "1"));
+        rocks.write(bytes("fast"), value(1, "2"));
+        CountDownLatch firstStarted = new CountDownLatch(1);
+        CountDownLatch firstMayFinish = new CountDownLatch(1);
+        Function<List<byte[]>, Record[]> heldFirst = keys -> {
+            if (firstStarted.getCount() > 0) {
+                firstStarted.countDown();
+                await(firstMayFinish);
+            }
+            return rocks.getAll(keys);
+        };
+        BatchedReads reads = new BatchedReads(rocks, executor(2), 64, 32, 2, heldFirst);
+
+        Mono<Record> slow = reads.read(bytes("slow"), UNLIMITED.lease()).cache();
+        slow.subscribe(null, failure -> { });
+        assertThat(firstStarted.await(10, TimeUnit.SECONDS)).isTrue();
+
+        // Answered while the first batch is still being read, on the other storage thread.
+        assertThat(TestStores.text(reads.read(bytes("fast"), UNLIMITED.lease()).block(WAIT))).isEqualTo("2");
+        firstMayFinish.countDown();
+        assertThat(TestStores.text(slow.block(WAIT))).isEqualTo("1");
+    }
+
+    @Test
     void readsBeyondTheWaitingBoundAreRejectedAsOverloadAndTheRestAreAnswered() throws Exception {
         open(32, DataSize.ofMegabytes(1));
         for (int i = 0; i < 10; i++) {
             rocks.write(bytes("key" + i), value(1, "v" + i));
         }
         StorageExecutor one = executor(1);
-        BatchedReads reads = new BatchedReads(rocks, one, 4, 32);
+        BatchedReads reads = new BatchedReads(rocks, one, 4, 32, 1);
         CountDownLatch busy = occupy(one);
 
         List<Mono<String>> answers = new ArrayList<>();
@@ -228,7 +254,7 @@ class BatchedReadsTest {
         open(32, DataSize.ofMegabytes(1));
         rocks.write(bytes("k"), value(1, "v"));
         StorageExecutor one = executor(1);
-        BatchedReads reads = new BatchedReads(rocks, one, 64, 32);
+        BatchedReads reads = new BatchedReads(rocks, one, 64, 32, 1);
         CountDownLatch busy = occupy(one);
         Mono<Record> queued = reads.read(bytes("k"), UNLIMITED.lease()).cache();
         queued.subscribe(null, failure -> { });
@@ -245,7 +271,7 @@ class BatchedReadsTest {
     void readsFailAsOverloadInsteadOfWaitingForeverOnceTheExecutorIsClosed() {
         open(32, DataSize.ofMegabytes(1));
         StorageExecutor closed = new StorageExecutor(1, 64);
-        BatchedReads reads = new BatchedReads(rocks, closed, 64, 32);
+        BatchedReads reads = new BatchedReads(rocks, closed, 64, 32, 1);
         closed.close();
 
         StepVerifier.create(reads.read(bytes("k"), UNLIMITED.lease()))
@@ -260,7 +286,7 @@ class BatchedReadsTest {
         rocks.write(bytes("small"), value(1, "v"));
         rocks.write(bytes("large"), value(1, "x".repeat(64 * 1024)));
         StorageExecutor one = executor(1);
-        BatchedReads reads = new BatchedReads(rocks, one, 64, 32);
+        BatchedReads reads = new BatchedReads(rocks, one, 64, 32, 1);
         MemoryBudget tight = new MemoryBudget(16 * 1024);
         MemoryBudget.Lease lease = tight.lease();
         CountDownLatch busy = occupy(one);
@@ -288,7 +314,7 @@ class BatchedReadsTest {
         for (boolean enabled : new boolean[] {true, false}) {
             rocks = RocksStore.open(TestStores.properties(dir));
             LocalStore store = new LocalStore(rocks, new StorageExecutor(2, 64), 64,
-                    new StorageProperties.ReadBatch(enabled, 32, DataSize.ofMegabytes(1)));
+                    new StorageProperties.ReadBatch(enabled, 32, DataSize.ofMegabytes(1), 2));
 
             assertThat(TestStores.text(store.get(bytes("cold"), UNLIMITED.lease()).block(WAIT))).isEqualTo("v");
 
