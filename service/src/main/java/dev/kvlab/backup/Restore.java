@@ -293,8 +293,7 @@ public final class Restore {
     }
 
     private StorageProperties at(Path dir) {
-        return new StorageProperties(dir, storage.blockCacheSize(), storage.writeBufferSize(), storage.maxWriteBuffers(),
-                storage.syncWrites(), storage.threads(), storage.queueCapacity(), storage.backgroundLowPriority());
+        return storage.withDir(dir);
     }
 
     /** Removes the old data (names {@code held}), then moves the restored files in; {@code restored} null: none. */

@@ -24,6 +24,8 @@ public final class LocalStore implements AutoCloseable {
     private final RocksStore store;
     private final StorageExecutor executor;
     private final GroupCommit writes;
+    /** Reads that need a storage thread, read together; null when each goes alone ({@link StorageProperties.ReadBatch#enabled}). */
+    private final BatchedReads reads;
     private final ScheduledExecutorService prober;
     /** Told the key of every record stored, while set ({@link #onWritten}). */
     private volatile Consumer<byte[]> written;
@@ -33,11 +35,15 @@ public final class LocalStore implements AutoCloseable {
     private final LongAdder memoryReads = new LongAdder();
     private final LongAdder fileReads = new LongAdder();
 
-    /** At most {@code maxWaitingWrites} single writes wait for their group ({@link GroupCommit}). */
-    public LocalStore(RocksStore store, StorageExecutor executor, int maxWaitingWrites) {
+    /**
+     * At most {@code maxWaiting} single writes wait for their group ({@link GroupCommit}), and as
+     * many reads for their batch ({@link BatchedReads}) when {@code readBatch} is enabled.
+     */
+    public LocalStore(RocksStore store, StorageExecutor executor, int maxWaiting, StorageProperties.ReadBatch readBatch) {
         this.store = store;
         this.executor = executor;
-        this.writes = new GroupCommit(store, executor, maxWaitingWrites);
+        this.writes = new GroupCommit(store, executor, maxWaiting);
+        this.reads = readBatch.enabled() ? new BatchedReads(store, executor, maxWaiting, readBatch.maxKeys(), readBatch.maxAtOnce()) : null;
         this.work = new RecentReading<>(store::backgroundWork, BackgroundWork.NONE);
         this.blockCache = new RecentReading<>(store::blockCacheCounts, BlockCacheCounts.NONE);
         this.prober = Executors.newSingleThreadScheduledExecutor(runnable -> {
@@ -51,7 +57,7 @@ public final class LocalStore implements AutoCloseable {
     public static LocalStore open(StorageProperties properties) {
         RocksStore store = RocksStore.open(properties);
         return new LocalStore(store, new StorageExecutor(properties.effectiveThreads(), properties.queueCapacity()),
-                properties.queueCapacity());
+                properties.queueCapacity(), properties.readBatch());
     }
 
     /**
@@ -61,10 +67,11 @@ public final class LocalStore implements AutoCloseable {
      *
      * <p>A key that RocksDB's memtables and block cache can answer for is read on the subscriber's
      * thread, without a hop to a storage thread and back (that hop cost more CPU than the read);
-     * only a read that needs a file goes to the storage executor. Large records too: a coordinator
-     * takes room for all its read's answers with the first ({@link MemoryBudget.Lease#expect}), so
-     * a burst of them served at once is admitted or refused whole, and the reads it refuses do not
-     * queue on the storage threads ahead of the peers' reads of those it admitted.
+     * only a read that needs a file goes to the storage executor, gathered with the others that do
+     * into one MultiGet ({@link BatchedReads}) unless batching is off. Large records too: a
+     * coordinator takes room for all its read's answers with the first ({@link MemoryBudget.Lease#expect}),
+     * so a burst of them served at once is admitted or refused whole, and the reads it refuses do
+     * not queue on the storage threads ahead of the peers' reads of those it admitted.
      */
     public Mono<Record> get(byte[] key, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
@@ -74,11 +81,15 @@ public final class LocalStore implements AutoCloseable {
                 return Mono.justOrEmpty(held(fromMemory.record(), lease));
             }
             fileReads.increment();
+            if (reads != null) {
+                return reads.read(key, lease);
+            }
             return Mono.fromCallable(() -> held(store.get(key), lease)).subscribeOn(executor.scheduler());
         });
     }
 
-    private static Record held(Record record, MemoryBudget.Lease lease) {
+    /** The record, its bytes taken on {@code lease}; {@link OverBudgetException} when it has no room. */
+    static Record held(Record record, MemoryBudget.Lease lease) {
         if (record != null) {
             lease.hold(record.encoded().length);
         }
@@ -253,9 +264,19 @@ public final class LocalStore implements AutoCloseable {
         return fileReads.sum();
     }
 
-    /** Calls waiting for a storage thread, single writes waiting for their group included. */
+    /** MultiGets that read batched reads ({@link BatchedReads}), for metrics; 0 when batching is off. */
+    public long readBatches() {
+        return reads == null ? 0 : reads.batchesRead();
+    }
+
+    /** Reads that left in batches so far, for metrics. */
+    public long batchedReads() {
+        return reads == null ? 0 : reads.readsBatched();
+    }
+
+    /** Calls waiting for a storage thread, single writes waiting for their group and reads for their batch included. */
     public int queuedCalls() {
-        return executor.queued() + writes.waiting();
+        return executor.queued() + writes.waiting() + (reads == null ? 0 : reads.waiting());
     }
 
     @Override

@@ -43,6 +43,11 @@ final class RocksOptions implements AutoCloseable {
     final ReadOptions pointReads;
     /** Point reads that never touch a file: the memtables and the block cache, or "incomplete". */
     final ReadOptions memoryReads;
+    /**
+     * Point reads gathered into one MultiGet ({@link BatchedReads}): {@link #pointReads}, and a soft
+     * limit on the bytes of values one MultiGet answers; keys past it come back unanswered.
+     */
+    final ReadOptions batchReads;
     /** Counts what the block cache answered; read by the metrics. */
     final Statistics statistics;
 
@@ -124,6 +129,7 @@ final class RocksOptions implements AutoCloseable {
         writeOptions = own(new WriteOptions()).setSync(properties.syncWrites());
         pointReads = own(new ReadOptions());
         memoryReads = own(new ReadOptions()).setReadTier(ReadTier.BLOCK_CACHE_TIER);
+        batchReads = own(new ReadOptions()).setValueSizeSoftLimit(properties.readBatch().maxBytes().toBytes());
 
         if (properties.backgroundLowPriority()) {
             // Flushes (HIGH pool) and compactions (LOW pool) run niced, at idle I/O class.

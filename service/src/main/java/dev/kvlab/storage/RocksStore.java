@@ -6,6 +6,7 @@ import java.nio.file.Path;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -185,6 +186,25 @@ public final class RocksStore implements AutoCloseable {
         return whileOpen("read failed", () -> {
             byte[] stored = db.get(records, options.pointReads, key);
             return stored == null ? null : Record.decode(stored);
+        });
+    }
+
+    /**
+     * The records under {@code keys}, in their order, read together with one MultiGet in the records
+     * column family; {@code null} where MultiGet has no value, which {@link #get} must then settle:
+     * RocksDB's Java binding answers {@code null} alike for a key that has no record, for one it
+     * could not read (an I/O error, which {@code get} throws), and for one left out because the
+     * values before it passed the batch's byte limit ({@link StorageProperties.ReadBatch#maxBytes}).
+     */
+    public Record[] getAll(List<byte[]> keys) {
+        return whileOpen("read failed", () -> {
+            List<byte[]> stored = db.multiGetAsList(options.batchReads, Collections.nCopies(keys.size(), records), keys);
+            Record[] found = new Record[keys.size()];
+            for (int i = 0; i < found.length; i++) {
+                byte[] bytes = stored.get(i);
+                found[i] = bytes == null ? null : Record.decode(bytes);
+            }
+            return found;
         });
     }
 

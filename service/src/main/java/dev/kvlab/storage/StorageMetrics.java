@@ -51,6 +51,12 @@ public final class StorageMetrics implements MeterBinder {
         FunctionCounter.builder("kvlab.storage.write.groups", store, LocalStore::writeGroups)
                 .description("RocksDB writes that stored the single writes: writes per group = writes / groups")
                 .register(registry);
+        FunctionCounter.builder("kvlab.storage.batched.reads", store, LocalStore::batchedReads)
+                .description("Reads that needed a storage thread and were read together with others (kvlab.storage.read-batch)")
+                .register(registry);
+        FunctionCounter.builder("kvlab.storage.read.batches", store, LocalStore::readBatches)
+                .description("MultiGets that read the batched reads: reads per batch = batched reads / batches")
+                .register(registry);
         FunctionCounter.builder("kvlab.rocksdb.flushes", store, s -> s.backgroundWork().flushes())
                 .description("Memtable flushes RocksDB completed (every column family)")
                 .register(registry);

@@ -1,5 +1,6 @@
 package dev.kvlab.storage;
 
+import jakarta.validation.Valid;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.PositiveOrZero;
@@ -29,6 +30,7 @@ import org.springframework.validation.annotation.Validated;
  * @param backgroundLowPriority run RocksDB's flushes and compactions at the lowest CPU and I/O
  *                        priority, so that on a machine with few cores they use what requests leave
  *                        idle instead of taking a core from them in bursts
+ * @param readBatch       how point reads that miss RocksDB's memory are gathered ({@link BatchedReads})
  */
 @Validated
 @ConfigurationProperties("kvlab.storage")
@@ -40,11 +42,44 @@ public record StorageProperties(
         @DefaultValue("false") boolean syncWrites,
         @PositiveOrZero @DefaultValue("0") int threads,
         @Min(1) @DefaultValue("4096") int queueCapacity,
-        @DefaultValue("true") boolean backgroundLowPriority) {
+        @DefaultValue("true") boolean backgroundLowPriority,
+        @NotNull @Valid @DefaultValue ReadBatch readBatch) {
 
     public StorageProperties {
         requireAtLeast("kvlab.storage.block-cache-size", blockCacheSize, DataSize.ofMegabytes(1));
         requireAtLeast("kvlab.storage.write-buffer-size", writeBufferSize, DataSize.ofMegabytes(1));
+    }
+
+    /** The same store's settings in another directory. */
+    public StorageProperties withDir(Path other) {
+        return new StorageProperties(other, blockCacheSize, writeBufferSize, maxWriteBuffers, syncWrites, threads,
+                queueCapacity, backgroundLowPriority, readBatch);
+    }
+
+    /**
+     * {@code kvlab.storage.read-batch.*}: point reads that RocksDB's memory cannot answer, waiting
+     * together for a storage thread and read there with one MultiGet ({@link BatchedReads}).
+     *
+     * @param enabled  gather them; off (the default: on a 2-core machine batched reads measured more CPU
+     *                 per GET, docs/notes/2026-11-27-batched-reads.md), each is a storage task of its own
+     * @param maxKeys  keys one MultiGet reads at most; the rest wait for the next
+     * @param maxBytes bytes of values one MultiGet answers at most (RocksDB's value size soft limit:
+     *                 the value that crosses it is the last); keys beyond it are read alone, one
+     *                 after the other, so a batch of large records never holds more than this at once
+     * @param maxAtOnce batches read at the same time, each on a storage thread of its own: a read that
+     *                 comes while they all run waits for the first to finish and leaves with the next
+     */
+    public record ReadBatch(
+            @DefaultValue("false") boolean enabled,
+            @Min(1) @DefaultValue("32") int maxKeys,
+            @NotNull @DefaultValue("1MB") DataSize maxBytes,
+            @Min(1) @DefaultValue("2") int maxAtOnce) {
+
+        public static final ReadBatch DEFAULTS = new ReadBatch(false, 32, DataSize.ofMegabytes(1), 2);
+
+        public ReadBatch {
+            requireAtLeast("kvlab.storage.read-batch.max-bytes", maxBytes, DataSize.ofKilobytes(1));
+        }
     }
 
     /** The number of storage threads after resolving {@code 0} to the default. */

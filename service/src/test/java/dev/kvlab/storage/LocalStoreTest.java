@@ -38,7 +38,7 @@ class LocalStoreTest {
     @BeforeEach
     void open() {
         rocks = RocksStore.open(TestStores.properties(dir));
-        store = new LocalStore(rocks, new StorageExecutor(2, 64), 64);
+        store = new LocalStore(rocks, new StorageExecutor(2, 64), 64, StorageProperties.ReadBatch.DEFAULTS);
     }
 
     @AfterEach
@@ -88,7 +88,7 @@ class LocalStoreTest {
         rocks.flush();
         store.close();
         rocks = RocksStore.open(TestStores.properties(dir));
-        store = new LocalStore(rocks, new StorageExecutor(2, 64), 64);
+        store = new LocalStore(rocks, new StorageExecutor(2, 64), 64, StorageProperties.ReadBatch.DEFAULTS);
         AtomicReference<String> thread = new AtomicReference<>();
 
         Record record = store.get(bytes("cold"), UNLIMITED.lease())
@@ -132,7 +132,7 @@ class LocalStoreTest {
     @Test
     void writesThatArriveWhileTheStoreIsBusyAreWrittenTogether() throws Exception {
         StorageExecutor one = new StorageExecutor(1, 64);
-        LocalStore grouped = new LocalStore(rocks, one, 1000);
+        LocalStore grouped = new LocalStore(rocks, one, 1000, StorageProperties.ReadBatch.DEFAULTS);
         CountDownLatch busy = occupy(one);
 
         List<Mono<Void>> writes = new ArrayList<>();
@@ -166,7 +166,7 @@ class LocalStoreTest {
     @Test
     void writesBeyondTheWaitingBoundAreRejectedAndTheRestAreStored() throws Exception {
         StorageExecutor one = new StorageExecutor(1, 64);
-        LocalStore grouped = new LocalStore(rocks, one, 4);
+        LocalStore grouped = new LocalStore(rocks, one, 4, StorageProperties.ReadBatch.DEFAULTS);
         CountDownLatch busy = occupy(one);
 
         List<Mono<Boolean>> writes = new ArrayList<>();
@@ -190,7 +190,7 @@ class LocalStoreTest {
     @Test
     void writesFailInsteadOfWaitingForeverOnceTheExecutorIsClosed() {
         StorageExecutor closed = new StorageExecutor(1, 64);
-        LocalStore grouped = new LocalStore(rocks, closed, 64);
+        LocalStore grouped = new LocalStore(rocks, closed, 64, StorageProperties.ReadBatch.DEFAULTS);
         closed.close();
 
         StepVerifier.create(grouped.write(bytes("k"), value(1, "v")))
@@ -241,7 +241,7 @@ class LocalStoreTest {
     void everyConcurrentWriteEndsStoredOrRejectedEvenWhenTheQueueIsFull() throws Exception {
         // One thread and room for one task: groups and other calls compete for the slot.
         StorageExecutor crowded = new StorageExecutor(1, 1);
-        LocalStore grouped = new LocalStore(rocks, crowded, 100_000);
+        LocalStore grouped = new LocalStore(rocks, crowded, 100_000, StorageProperties.ReadBatch.DEFAULTS);
         int writers = 4;
         int perWriter = 2_000;
         int readEvery = 50;

@@ -11,7 +11,8 @@ public final class TestStores {
     }
 
     public static StorageProperties properties(Path dir) {
-        return new StorageProperties(dir, DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 2, false, 2, 64, true);
+        return new StorageProperties(dir, DataSize.ofMegabytes(8), DataSize.ofMegabytes(4), 2, false, 2, 64, true,
+                StorageProperties.ReadBatch.DEFAULTS);
     }
 
     public static byte[] bytes(String text) {
