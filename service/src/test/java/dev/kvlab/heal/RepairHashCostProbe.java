@@ -39,7 +39,7 @@ public final class RepairHashCostProbe {
         int changed = args.length > 2 ? Integer.parseInt(args[2]) : 10_000;
         boolean fill = !Files.exists(dir);
         try (LocalStore store = LocalStore.open(new StorageProperties(dir, DataSize.ofMegabytes(64), DataSize.ofMegabytes(32), 3, false, 2,
-                4096, true))) {
+                4096, true, StorageProperties.ReadBatch.DEFAULTS))) {
             if (fill) {
                 fill(store, keys);
             }
