@@ -77,7 +77,7 @@ class BatchedReadsTest {
         rocks.flush();
         StorageExecutor one = executor(1);
         BatchedReads reads = new BatchedReads(rocks, one, 1024, 16, 1);
-        CountDownLatch busy = occupy(one);
+        CountDownLatch busy = TestStores.occupy(one);
 
         Map<Integer, Mono<Optional<Record>>> answers = new ConcurrentHashMap<>();
         List<Thread> readers = new ArrayList<>();
@@ -124,7 +124,7 @@ class BatchedReadsTest {
         rocks.flush();
         StorageExecutor one = executor(1);
         BatchedReads reads = new BatchedReads(rocks, one, 1024, 8, 1);
-        CountDownLatch busy = occupy(one);
+        CountDownLatch busy = TestStores.occupy(one);
 
         List<Mono<Record>> answers = new ArrayList<>();
         for (int i = 0; i < 100; i++) {
@@ -168,13 +168,7 @@ class BatchedReadsTest {
         }
         CountDownLatch firstStarted = new CountDownLatch(1);
         CountDownLatch firstMayFinish = new CountDownLatch(1);
-        Function<List<byte[]>, Record[]> heldFirst = keys -> {
-            if (firstStarted.getCount() > 0) {
-                firstStarted.countDown();
-                await(firstMayFinish);
-            }
-            return rocks.getAll(keys);
-        };
+        Function<List<byte[]>, Record[]> heldFirst = firstBatchHeld(firstStarted, firstMayFinish);
         BatchedReads reads = new BatchedReads(rocks, executor(2), 64, 32, 1, heldFirst);
 
         Mono<Record> first = reads.read(bytes("key0"), UNLIMITED.lease()).cache();
@@ -205,13 +199,7 @@ class BatchedReadsTest {
         rocks.write(bytes("fast"), value(1, "2"));
         CountDownLatch firstStarted = new CountDownLatch(1);
         CountDownLatch firstMayFinish = new CountDownLatch(1);
-        Function<List<byte[]>, Record[]> heldFirst = keys -> {
-            if (firstStarted.getCount() > 0) {
-                firstStarted.countDown();
-                await(firstMayFinish);
-            }
-            return rocks.getAll(keys);
-        };
+        Function<List<byte[]>, Record[]> heldFirst = firstBatchHeld(firstStarted, firstMayFinish);
         BatchedReads reads = new BatchedReads(rocks, executor(2), 64, 32, 2, heldFirst);
 
         Mono<Record> slow = reads.read(bytes("slow"), UNLIMITED.lease()).cache();
@@ -232,7 +220,7 @@ class BatchedReadsTest {
         }
         StorageExecutor one = executor(1);
         BatchedReads reads = new BatchedReads(rocks, one, 4, 32, 1);
-        CountDownLatch busy = occupy(one);
+        CountDownLatch busy = TestStores.occupy(one);
 
         List<Mono<String>> answers = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -255,7 +243,7 @@ class BatchedReadsTest {
         rocks.write(bytes("k"), value(1, "v"));
         StorageExecutor one = executor(1);
         BatchedReads reads = new BatchedReads(rocks, one, 64, 32, 1);
-        CountDownLatch busy = occupy(one);
+        CountDownLatch busy = TestStores.occupy(one);
         Mono<Record> queued = reads.read(bytes("k"), UNLIMITED.lease()).cache();
         queued.subscribe(null, failure -> { });
 
@@ -289,7 +277,7 @@ class BatchedReadsTest {
         BatchedReads reads = new BatchedReads(rocks, one, 64, 32, 1);
         MemoryBudget tight = new MemoryBudget(16 * 1024);
         MemoryBudget.Lease lease = tight.lease();
-        CountDownLatch busy = occupy(one);
+        CountDownLatch busy = TestStores.occupy(one);
 
         Mono<Record> large = reads.read(bytes("large"), lease).cache();
         large.subscribe(null, failure -> { });
@@ -341,19 +329,14 @@ class BatchedReadsTest {
         }
     }
 
-    /** Holds the executor's one thread until the latch is counted down; returns once the holding task runs. */
-    private static CountDownLatch occupy(StorageExecutor executor) throws InterruptedException {
-        CountDownLatch busy = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
-        executor.execute(() -> {
-            running.countDown();
-            try {
-                busy.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
+    /** Reads as the store does, but the first batch, once it has counted {@code started} down, waits for {@code mayFinish}. */
+    private Function<List<byte[]>, Record[]> firstBatchHeld(CountDownLatch started, CountDownLatch mayFinish) {
+        return keys -> {
+            if (started.getCount() > 0) {
+                started.countDown();
+                await(mayFinish);
             }
-        });
-        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-        return busy;
+            return rocks.getAll(keys);
+        };
     }
 }

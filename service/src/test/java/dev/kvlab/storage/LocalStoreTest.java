@@ -133,7 +133,7 @@ class LocalStoreTest {
     void writesThatArriveWhileTheStoreIsBusyAreWrittenTogether() throws Exception {
         StorageExecutor one = new StorageExecutor(1, 64);
         LocalStore grouped = new LocalStore(rocks, one, 1000, StorageProperties.ReadBatch.DEFAULTS);
-        CountDownLatch busy = occupy(one);
+        CountDownLatch busy = TestStores.occupy(one);
 
         List<Mono<Void>> writes = new ArrayList<>();
         for (int i = 0; i < 300; i++) {
@@ -167,7 +167,7 @@ class LocalStoreTest {
     void writesBeyondTheWaitingBoundAreRejectedAndTheRestAreStored() throws Exception {
         StorageExecutor one = new StorageExecutor(1, 64);
         LocalStore grouped = new LocalStore(rocks, one, 4, StorageProperties.ReadBatch.DEFAULTS);
-        CountDownLatch busy = occupy(one);
+        CountDownLatch busy = TestStores.occupy(one);
 
         List<Mono<Boolean>> writes = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -252,7 +252,7 @@ class LocalStoreTest {
         CountDownLatch readsDone = new CountDownLatch(1 + writers * perWriter / readEvery);
         // The run begins with the thread held and the slot taken, so its first writes are
         // rejected; a little later the first writer lets the store go on.
-        CountDownLatch held = occupy(crowded);
+        CountDownLatch held = TestStores.occupy(crowded);
         grouped.onStorage(stored -> stored.get(bytes("slot"))).doFinally(signal -> readsDone.countDown()).subscribe();
         List<Thread> threads = new ArrayList<>();
         for (int w = 0; w < writers; w++) {
@@ -301,25 +301,6 @@ class LocalStoreTest {
         grouped.write(bytes("after"), value(1, "after")).block(Duration.ofSeconds(10));
         assertThat(text(rocks.get(bytes("after")))).isEqualTo("after");
         crowded.close();
-    }
-
-    /**
-     * Holds the executor's one thread until the latch is counted down. Returns once the holding
-     * task runs: queued but not yet taken, it would still count among the queued calls.
-     */
-    private static CountDownLatch occupy(StorageExecutor executor) throws InterruptedException {
-        CountDownLatch busy = new CountDownLatch(1);
-        CountDownLatch running = new CountDownLatch(1);
-        executor.execute(() -> {
-            running.countDown();
-            try {
-                busy.await();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        assertThat(running.await(10, TimeUnit.SECONDS)).isTrue();
-        return busy;
     }
 
     @Test

@@ -1,6 +1,8 @@
 package dev.kvlab.storage;
 
 import java.nio.charset.StandardCharsets;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.nio.file.Path;
 import org.springframework.util.unit.DataSize;
 
@@ -36,5 +38,26 @@ public final class TestStores {
 
     public static String text(Record record) {
         return new String(record.valueBytes(), StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Holds the executor's one thread until the latch is counted down. Returns once the holding
+     * task runs: queued but not yet taken, it would still count among the queued calls.
+     */
+    public static CountDownLatch occupy(StorageExecutor executor) throws InterruptedException {
+        CountDownLatch busy = new CountDownLatch(1);
+        CountDownLatch running = new CountDownLatch(1);
+        executor.execute(() -> {
+            running.countDown();
+            try {
+                busy.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        if (!running.await(10, TimeUnit.SECONDS)) {
+            throw new AssertionError("the storage executor did not take the holding task within 10 s");
+        }
+        return busy;
     }
 }
