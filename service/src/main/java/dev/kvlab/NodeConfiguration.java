@@ -92,12 +92,16 @@ class NodeConfiguration {
         return new HybridLogicalClock(HybridLogicalClock.nodeIdOf(topology.current().self()), wallClock, cluster.maxClockSkew().toMillis());
     }
 
-    /** The bytes of values the node holds for requests in flight, over every path: one budget for the heap. */
+    /**
+     * The bytes of values the node holds for requests in flight, over every path: one budget for the
+     * heap. A node configured alone (no node list, no DNS) serves no peer, and keeps no share for them.
+     */
     @Bean
-    MemoryBudget memoryBudget(MemoryProperties memory, ApiProperties api, MeterRegistry registry) {
+    MemoryBudget memoryBudget(MemoryProperties memory, ApiProperties api, ClusterProperties cluster, MeterRegistry registry) {
         long regionBytes = HeapRegions.humongousRegionBytes();
         long smallest = MemoryBudget.footprint(api.largestBody(), regionBytes);
-        MemoryBudget budget = memory.budget(Runtime.getRuntime().maxMemory(), smallest, regionBytes);
+        boolean alone = cluster.discovery() == ClusterProperties.Discovery.STATIC && cluster.nodes().size() <= 1;
+        MemoryBudget budget = (alone ? memory.withoutPeers() : memory).budget(Runtime.getRuntime().maxMemory(), smallest, regionBytes);
         Gauge.builder("kvlab.memory.held", budget, MemoryBudget::held)
                 .description("Bytes of values the node holds for requests in flight; at kvlab.memory.max-bytes-in-flight, requests get 503")
                 .baseUnit("bytes")

@@ -37,6 +37,11 @@ public record MemoryProperties(DataSize maxBytesInFlight,
         return Math.max(maxHeapBytes / 4, smallest);
     }
 
+    /** These settings for a node that has no peers: nothing kept apart for their requests. */
+    public MemoryProperties withoutPeers() {
+        return new MemoryProperties(maxBytesInFlight, 0);
+    }
+
     /**
      * The node's budget: {@link #bytesInFlight} bytes, {@link #replicaShare} of them kept for its
      * peers' requests, each side with room for at least one body of the largest value
