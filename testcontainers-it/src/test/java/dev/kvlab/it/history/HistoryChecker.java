@@ -23,8 +23,9 @@ import java.util.stream.Collectors;
  * <p>"Later" is by the versions' clock: a write's version is taken by its coordinator while the
  * client waits, so a write that ended before another started has the older version, as long as
  * they are more than {@code clockResolution} apart (versions have millisecond resolution across
- * nodes). Writes that were not acknowledged (504, lost connection) may have taken effect, so they
- * are admissible answers, but they never count as acknowledged.
+ * nodes). Writes that were not acknowledged (504, lost connection) may have taken effect, at any
+ * time after they began and under a version of that time, so they are admissible answers, but they
+ * never count as acknowledged.
  */
 public final class HistoryChecker {
 
@@ -92,8 +93,13 @@ public final class HistoryChecker {
         return false;
     }
 
-    /** {@code a} certainly has the older version: it ended before {@code b} started, by more than the clock's resolution. */
+    /**
+     * {@code a} certainly has the older version: it was acknowledged, and ended before {@code b}
+     * started, by more than the clock's resolution. A write that was not acknowledged has no end:
+     * its coordinator may take its version after the client stopped waiting (a paused node that
+     * resumes writes under the time it resumes at), so it may be newer than anything after it.
+     */
     private boolean before(Operation a, Operation b) {
-        return a.end() + tolerance < b.start();
+        return a.acknowledged() && a.end() + tolerance < b.start();
     }
 }
