@@ -51,7 +51,16 @@ public final class HistoryAssertions {
 
     /** Fails listing every offending operation. */
     public static void assertNoViolations(History history) {
-        List<String> violations = new HistoryChecker(CLOCK_RESOLUTION).violations(history.operations());
+        assertNone(new HistoryChecker(CLOCK_RESOLUTION), history);
+    }
+
+    /** {@link #assertNoViolations} for a history during which nodes were paused and resumed ({@link HistoryChecker#withPausedNodes}). */
+    public static void assertNoViolationsWithPausedNodes(History history) {
+        assertNone(HistoryChecker.withPausedNodes(CLOCK_RESOLUTION), history);
+    }
+
+    private static void assertNone(HistoryChecker checker, History history) {
+        List<String> violations = checker.violations(history.operations());
         assertThat(violations).as("violations in a history of %d operations", history.operations().size()).isEmpty();
     }
 }

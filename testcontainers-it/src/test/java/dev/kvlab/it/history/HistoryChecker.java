@@ -23,16 +23,28 @@ import java.util.stream.Collectors;
  * <p>"Later" is by the versions' clock: a write's version is taken by its coordinator while the
  * client waits, so a write that ended before another started has the older version, as long as
  * they are more than {@code clockResolution} apart (versions have millisecond resolution across
- * nodes). Writes that were not acknowledged (504, lost connection) may have taken effect, at any
- * time after they began and under a version of that time, so they are admissible answers, but they
- * never count as acknowledged.
+ * nodes). Writes that were not acknowledged (504, lost connection) may have taken effect, so they
+ * are admissible answers, but they never count as acknowledged. Where nodes are paused, such a write
+ * may even take its version after its client gave up (the coordinator resumes and writes under the
+ * time it resumes at): {@link #withPausedNodes} then never counts it older than a later write.
  */
 public final class HistoryChecker {
 
     private final long tolerance;
+    private final boolean pausedNodes;
 
     public HistoryChecker(Duration clockResolution) {
+        this(clockResolution, false);
+    }
+
+    private HistoryChecker(Duration clockResolution, boolean pausedNodes) {
         this.tolerance = clockResolution.toNanos();
+        this.pausedNodes = pausedNodes;
+    }
+
+    /** A checker for a history during which nodes were paused (SIGSTOP) and resumed. */
+    public static HistoryChecker withPausedNodes(Duration clockResolution) {
+        return new HistoryChecker(clockResolution, true);
     }
 
     /** The violations found, each naming the offending operations; empty when the history is fine. */
@@ -94,12 +106,11 @@ public final class HistoryChecker {
     }
 
     /**
-     * {@code a} certainly has the older version: it was acknowledged, and ended before {@code b}
-     * started, by more than the clock's resolution. A write that was not acknowledged has no end:
-     * its coordinator may take its version after the client stopped waiting (a paused node that
-     * resumes writes under the time it resumes at), so it may be newer than anything after it.
+     * {@code a} certainly has the older version: it ended before {@code b} started, by more than the
+     * clock's resolution, and, where nodes are paused, it was acknowledged (a write that was not may
+     * take its version once its paused coordinator resumes, after anything that followed it).
      */
     private boolean before(Operation a, Operation b) {
-        return a.acknowledged() && a.end() + tolerance < b.start();
+        return (a.acknowledged() || !pausedNodes) && a.end() + tolerance < b.start();
     }
 }
