@@ -40,8 +40,7 @@ public final class MembershipClient {
      * answers anything else.
      */
     public Mono<Boolean> answers(String peer, String node) {
-        byte[] body = node.getBytes(StandardCharsets.UTF_8);
-        return SignedPost.to(client, authentication, peer, MembershipCalls.JOINED_PATH, MediaType.TEXT_PLAIN, body)
+        return signed(peer, MembershipCalls.JOINED_PATH, node)
                 .exchangeToMono(response -> {
                     int status = response.statusCode().value();
                     return response.releaseBody().thenReturn(status == HttpStatus.NO_CONTENT.value() || status == HttpStatus.CONFLICT.value());
@@ -51,11 +50,15 @@ public final class MembershipClient {
     }
 
     private Mono<Void> notice(String peer, String path, String node) {
-        byte[] body = node.getBytes(StandardCharsets.UTF_8);
-        return SignedPost.to(client, authentication, peer, path, MediaType.TEXT_PLAIN, body)
+        return signed(peer, path, node)
                 .exchangeToMono(response -> response.statusCode().value() == HttpStatus.NO_CONTENT.value()
                         ? response.releaseBody()
                         : RefusedCall.<Void>of(peer, response))
                 .timeout(timeout, Mono.error(() -> new TimeoutException(peer + " did not answer a membership notice within " + timeout)));
+    }
+
+    /** A signed notice to {@code peer} naming {@code node}, its name the body. */
+    private WebClient.RequestHeadersSpec<?> signed(String peer, String path, String node) {
+        return SignedPost.to(client, authentication, peer, path, MediaType.TEXT_PLAIN, node.getBytes(StandardCharsets.UTF_8));
     }
 }
