@@ -28,11 +28,13 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.springframework.core.io.buffer.NettyDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.util.unit.DataSize;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.MonoSink;
 import reactor.core.publisher.Sinks;
 import reactor.netty.http.server.HttpServerRequest;
 import reactor.netty.http.server.HttpServerResponse;
@@ -329,9 +331,9 @@ final class ReplicaHandler {
             }
         }
         if (admitted.size() == ops.size()) {
-            return store.batch(ops, lease);
+            return stored(ops, lease);
         }
-        Mono<List<Outcome>> stored = admitted.isEmpty() ? Mono.just(List.of()) : store.batch(admitted, lease);
+        Mono<List<Outcome>> stored = admitted.isEmpty() ? Mono.just(List.of()) : stored(admitted, lease);
         return stored.map(outcomes -> {
             List<Outcome> all = new ArrayList<>(ops.size());
             int next = 0;
@@ -340,6 +342,42 @@ final class ReplicaHandler {
             }
             return all;
         });
+    }
+
+    /**
+     * The outcomes of calls that passed admission. Writes alone join the store's group commit
+     * ({@link LocalStore#write}), beside this node's own writes and the other coordinators': one
+     * RocksDB write (one WAL append) a group, where a batch of its own would be one more. A batch
+     * with reads runs as one storage task, so each read sees the writes before it.
+     */
+    private Mono<List<Outcome>> stored(List<StoreOp> ops, MemoryBudget.Lease lease) {
+        for (StoreOp op : ops) {
+            if (!(op instanceof StoreOp.Write)) {
+                return store.batch(ops, lease);
+            }
+        }
+        return Mono.create(sink -> {
+            Outcome[] outcomes = new Outcome[ops.size()];
+            AtomicInteger left = new AtomicInteger(ops.size());
+            for (int i = 0; i < ops.size(); i++) {
+                int call = i;
+                StoreOp.Write write = (StoreOp.Write) ops.get(i);
+                store.write(write.key(), write.record()).subscribe(null, error -> {
+                    outcomes[call] = new Outcome.Failed(error instanceof RuntimeException failure ? failure : new IllegalStateException(error));
+                    answerWhenLast(left, outcomes, sink);
+                }, () -> {
+                    outcomes[call] = Outcome.DONE;
+                    answerWhenLast(left, outcomes, sink);
+                });
+            }
+        });
+    }
+
+    /** The batch's answer once its last write has its outcome; the counter's decrement publishes the others' outcomes. */
+    private static void answerWhenLast(AtomicInteger left, Outcome[] outcomes, MonoSink<List<Outcome>> sink) {
+        if (left.decrementAndGet() == 0) {
+            sink.success(List.of(outcomes));
+        }
     }
 
     /** A single replica write: the value is read on the budget ({@link ValueReader}) and checked against the signature before it is stored. */

@@ -1,0 +1,43 @@
+package dev.kvlab.peer;
+
+import static dev.kvlab.testing.KvClient.text;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kvlab.storage.LocalStore;
+import dev.kvlab.testing.InProcessCluster;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * A replica stores the writes coordinators send it in its group commit, beside its own clients'
+ * writes: one RocksDB write a group for all of them, not one more per peer batch.
+ */
+class ReplicaWriteGroupsTest {
+
+    static InProcessCluster cluster;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        cluster = InProcessCluster.start(2);
+    }
+
+    @AfterAll
+    static void stopCluster() {
+        cluster.close();
+    }
+
+    @Test
+    void aPeersWritesJoinTheReplicasGroupCommit() {
+        LocalStore replica = cluster.bean(1, LocalStore.class);
+        long before = replica.groupedWrites();
+        for (int i = 0; i < 20; i++) {
+            assertThat(cluster.client(0).put("grouped-" + i, ("v" + i).getBytes(), "2/2").statusCode()).isEqualTo(201);
+        }
+        // Node 1 coordinated none of them: every write it stored came from node 0's batches.
+        assertThat(replica.groupedWrites() - before).isGreaterThanOrEqualTo(20);
+        for (int i = 0; i < 20; i++) {
+            assertThat(text(cluster.client(1).get("grouped-" + i, "1/2"))).isEqualTo("v" + i);
+        }
+    }
+}
