@@ -750,7 +750,7 @@ class ReplicationCostTest(unittest.TestCase):
         found = write_cost_run(self.root, "found", 1, search=("put", 25312))
         none = write_cost_run(self.root, "none", 1, search=("put", None))
         with mock.patch("sys.stdout") as out:
-            self.assertEqual(main(["target-rate", str(found)]), 0)
+            self.assertEqual(main(["target-rate", str(found), "--share", "40"]), 0)
         self.assertEqual("".join(c.args[0] for c in out.write.call_args_list).strip(), "10125")
         with mock.patch("sys.stderr"):
             self.assertEqual(main(["target-rate", str(none), "--share", "50"]), 1)
