@@ -347,26 +347,38 @@ final class ReplicaHandler {
     /**
      * The outcomes of calls that passed admission. Writes alone join the store's group commit
      * ({@link LocalStore#write}), beside this node's own writes and the other coordinators': one
-     * RocksDB write (one WAL append) a group, where a batch of its own would be one more. A batch
-     * with reads runs as one storage task, so each read sees the writes before it.
+     * RocksDB write (one WAL append) a group, where a batch of its own would be one more. Reads
+     * alone go the way this node's own reads go ({@link LocalStore#get}): a record in memory is
+     * answered on this thread, without a hop to a storage thread and back for the frame. A batch
+     * with both runs as one storage task, so each read sees the writes before it.
      */
     private Mono<List<Outcome>> stored(List<StoreOp> ops, MemoryBudget.Lease lease) {
+        boolean writes = false;
+        boolean reads = false;
         for (StoreOp op : ops) {
-            if (!(op instanceof StoreOp.Write)) {
-                return store.batch(ops, lease);
+            if (op instanceof StoreOp.Write) {
+                writes = true;
+            } else {
+                reads = true;
             }
+        }
+        if (writes && reads) {
+            return store.batch(ops, lease);
         }
         return Mono.create(sink -> {
             Outcome[] outcomes = new Outcome[ops.size()];
             AtomicInteger left = new AtomicInteger(ops.size());
             for (int i = 0; i < ops.size(); i++) {
                 int call = i;
-                StoreOp.Write write = (StoreOp.Write) ops.get(i);
-                store.write(write.key(), write.record()).subscribe(null, error -> {
-                    outcomes[call] = new Outcome.Failed(error instanceof RuntimeException failure ? failure : new IllegalStateException(error));
+                Mono<Outcome> outcome = switch (ops.get(i)) {
+                    case StoreOp.Write write -> store.write(write.key(), write.record()).thenReturn(Outcome.DONE);
+                    case StoreOp.Read read -> store.get(read.key(), lease).map(Outcome::ofRead).defaultIfEmpty(Outcome.ABSENT);
+                };
+                outcome.subscribe(done -> {
+                    outcomes[call] = done;
                     answerWhenLast(left, outcomes, sink);
-                }, () -> {
-                    outcomes[call] = Outcome.DONE;
+                }, error -> {
+                    outcomes[call] = new Outcome.Failed(error instanceof RuntimeException failure ? failure : new IllegalStateException(error));
                     answerWhenLast(left, outcomes, sink);
                 });
             }

@@ -5,15 +5,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.testing.InProcessCluster;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A replica stores the writes coordinators send it in its group commit, beside its own clients'
- * writes: one RocksDB write a group for all of them, not one more per peer batch.
+ * A replica serves the calls coordinators send it the way it serves its own clients' calls: writes
+ * in its group commit, beside its own writes (one RocksDB write a group for all of them, not one
+ * more per peer batch), and reads of what is in memory without a storage thread.
  */
-class ReplicaWriteGroupsTest {
+class ReplicaStoreCallsTest {
 
     static InProcessCluster cluster;
 
@@ -39,5 +41,22 @@ class ReplicaWriteGroupsTest {
         for (int i = 0; i < 20; i++) {
             assertThat(text(cluster.client(1).get("grouped-" + i, "1/2"))).isEqualTo("v" + i);
         }
+    }
+
+    @Test
+    void aPeersReadsOfRecordsInMemoryTakeNoStorageThread() {
+        for (int i = 0; i < 20; i++) {
+            assertThat(cluster.client(0).put("in-memory-" + i, ("v" + i).getBytes(), "2/2").statusCode()).isEqualTo(201);
+        }
+        double before = readsFromMemory(1);
+        for (int i = 0; i < 20; i++) {
+            assertThat(text(cluster.client(0).get("in-memory-" + i, "2/2"))).isEqualTo("v" + i);
+        }
+        // Node 1 coordinated none of these reads: each it answered from memory came in node 0's batches.
+        assertThat(readsFromMemory(1) - before).isGreaterThanOrEqualTo(20);
+    }
+
+    private static double readsFromMemory(int node) {
+        return cluster.bean(node, MeterRegistry.class).get("kvlab.storage.reads").tag("tier", "cache").functionCounter().count();
     }
 }
