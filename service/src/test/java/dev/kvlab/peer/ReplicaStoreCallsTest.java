@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.testing.InProcessCluster;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -21,7 +22,8 @@ class ReplicaStoreCallsTest {
 
     @BeforeAll
     static void startCluster() throws Exception {
-        cluster = InProcessCluster.start(2);
+        // A long replica timeout: on a busy machine a cold node's first calls may take over the default second.
+        cluster = InProcessCluster.start(2, Map.of("kvlab.replication.timeout", "10s"));
     }
 
     @AfterAll
