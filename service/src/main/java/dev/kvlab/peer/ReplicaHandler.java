@@ -274,8 +274,8 @@ final class ReplicaHandler {
     /**
      * The outcome of each call. A write is refused alone when this node's clock does not admit its
      * version ({@link HybridLogicalClock#admit}) or the lease has no room for its record, or when
-     * this node is leaving and holds its version already ({@link #heldAlready}); the rest run in one
-     * storage task, which holds the records it reads on the lease too.
+     * this node is leaving and holds its version already ({@link #heldAlready}); the rest are
+     * stored as {@link #stored} says, the records they read held on the lease too.
      */
     private Mono<List<Outcome>> run(List<StoreOp> ops, MemoryBudget.Lease lease) {
         if (leaving.isLeaving() && ops.stream().anyMatch(op -> op instanceof StoreOp.Write)) {
@@ -385,7 +385,7 @@ final class ReplicaHandler {
         });
     }
 
-    /** The batch's answer once its last write has its outcome; the counter's decrement publishes the others' outcomes. */
+    /** The batch's answer once its last call has its outcome; the counter's decrement publishes the others' outcomes. */
     private static void answerWhenLast(AtomicInteger left, Outcome[] outcomes, MonoSink<List<Outcome>> sink) {
         if (left.decrementAndGet() == 0) {
             sink.success(List.of(outcomes));
