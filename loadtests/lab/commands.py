@@ -154,6 +154,7 @@ def add_large_reads(sub) -> None:
     p.add_argument("--replicas", default=C.replicas, help=f"ack/from of every write and read ({C.replicas})")
     p.add_argument("--clients", type=int, default=C.clients, help=f"large readers, back to back ({C.clients})")
     p.add_argument("--duration", type=options.duration, default=C.duration_s, help=f"the burst ({LARGE['LARGE_DURATION']})")
+    p.add_argument("--warmup", type=options.duration, default=C.warmup_s, help=f"the burst first, not measured ({LARGE['LARGE_WARMUP']})")
     p.add_argument("--small-rate", type=int, default=C.small_rate, help=f"small-key reads per second during the burst ({C.small_rate})")
     p.add_argument("--request-timeout", type=float, default=C.request_timeout_s, help=f"a client's, seconds ({C.request_timeout_s:g})")
     p.add_argument("--replica-share", type=float, default=C.replica_share, help=f"the nodes' kvlab.memory.replica-share ({C.replica_share:g})")
@@ -169,7 +170,7 @@ def add_large_reads(sub) -> None:
     def run(a: argparse.Namespace) -> int:
         cfg = LargeReadsConfig(
             jar=a.jar, nodes=a.nodes, java_options=a.java_options, port=a.port, values=a.values, value_size=a.value_size,
-            replicas=a.replicas, clients=a.clients, duration_s=a.duration, small_rate=a.small_rate,
+            replicas=a.replicas, clients=a.clients, duration_s=a.duration, warmup_s=a.warmup, small_rate=a.small_rate,
             request_timeout_s=a.request_timeout, replica_share=a.replica_share, goodput_share=a.goodput_share,
             max_timed_out_share=a.max_timed_out, small_p99_ms=a.small_p99_ms, flamegraphs=a.flamegraphs,
             name=a.name, reports_dir=a.reports_dir, compare=a.compare,

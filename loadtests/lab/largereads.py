@@ -11,6 +11,7 @@ from __future__ import annotations
 import concurrent.futures
 import hashlib
 import http.client
+import multiprocessing
 import os
 import re
 import shutil
@@ -47,6 +48,7 @@ class LargeReadsConfig:
     replicas: str = LARGE["LARGE_REPLICAS"]
     clients: int = int(LARGE["LARGE_CLIENTS"])
     duration_s: int = defaults.duration(LARGE["LARGE_DURATION"])
+    warmup_s: int = defaults.duration(LARGE["LARGE_WARMUP"])
     small_rate: int = int(LARGE["LARGE_SMALL_RATE"])
     request_timeout_s: float = float(LARGE["LARGE_REQUEST_TIMEOUT"])
     replica_share: float = float(LARGE["LARGE_REPLICA_SHARE"])  # kvlab.memory.replica-share of the nodes
@@ -223,13 +225,40 @@ class Burst:
     small: list[figures.Sample] = field(default_factory=list)
     started: float = 0.0
     ended: float = 0.0
+    loadgen_cpu_s: float = 0.0  # the large readers' CPU (this process) over the burst
 
 
-def burst(cluster: Cluster, cfg: LargeReadsConfig, during=None) -> Burst:
-    """cfg.clients clients read the values back to back for cfg.duration_s, client c's n-th read at
-    node (c + n) mod nodes; a scheduler sends a small read every 1/small_rate s to the nodes in turn,
-    each on a worker of its own pool so that a slow answer does not delay the next. during(): run
-    in the burst's middle (a profile)."""
+def small_reader(urls: list[str], replicas: str, rate: int, start: float, end: float, timeout_s: float, out) -> None:
+    """The small key read every 1/rate s from start to end (time.monotonic, one clock for every
+    process), at the nodes in turn, each read on a worker of its own so that a slow answer does not
+    delay the next; the samples sent to out (a pipe). A process of its own: in the large readers'
+    process it would wait for Python's interpreter lock behind them, and measure that."""
+    samples, lock, conns = [], threading.Lock(), threading.local()
+
+    def read(n: int) -> None:
+        if not hasattr(conns, "to"):
+            conns.to = [Connection(u, timeout_s) for u in urls]
+        sent = time.monotonic()
+        status, body = conns.to[n % len(urls)].request("GET", entity("small", replicas))
+        sample = figures.Sample(sent, time.monotonic(), status, status != 200 or body == b"s")
+        with lock:
+            samples.append(sample)
+
+    time.sleep(max(0.0, start - time.monotonic()))
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="small") as pool:
+        n = 0
+        while start + n / rate < end:
+            pool.submit(read, n)
+            n += 1
+            time.sleep(max(0.0, start + n / rate - time.monotonic()))
+    out.send([(s.sent, s.answered, s.status, s.whole) for s in samples])
+    out.close()
+
+
+def burst(cluster: Cluster, cfg: LargeReadsConfig, seconds: float, during=None) -> Burst:
+    """cfg.clients clients read the values back to back for seconds, client c's n-th read at node
+    (c + n) mod nodes, while small_reader reads the small key in a process of its own. during():
+    run a quarter into the burst (a profile)."""
     out = Burst()
     values = [value_of(i, cfg.value_size) for i in range(cfg.values)]
     lock = threading.Lock()
@@ -250,38 +279,31 @@ def burst(cluster: Cluster, cfg: LargeReadsConfig, during=None) -> Burst:
         with lock:
             out.large.extend(mine)
 
-    small_conns: dict[int, list[Connection]] = {}
-
-    def small_read(n: int) -> None:
-        tid = threading.get_ident()
-        conns = small_conns.setdefault(tid, [Connection(u, cfg.request_timeout_s) for u in cluster.urls])
-        sent = time.monotonic()
-        status, body = conns[n % len(conns)].request("GET", entity("small", cfg.replicas))
-        sample = figures.Sample(sent, time.monotonic(), status, status != 200 or body == b"s")
-        with lock:
-            out.small.append(sample)
-
+    # Forked before any client thread starts; it waits for the burst's start.
+    start = time.monotonic() + 0.5
+    ctx = multiprocessing.get_context("fork")
+    receive, send = ctx.Pipe(duplex=False)
+    small = ctx.Process(target=small_reader, name="small-reader", daemon=True,
+                        args=(cluster.urls, cfg.replicas, cfg.small_rate, start, start + seconds, cfg.request_timeout_s, send))
+    small.start()
+    send.close()
     threads = [threading.Thread(target=client, args=(c,), daemon=True, name=f"large-{c}") for c in range(cfg.clients)]
-    with concurrent.futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="small") as small:
-        out.started = time.monotonic()
-        for t in threads:
-            t.start()
-        interval, n, profiled = 1.0 / cfg.small_rate, 0, during is None
-        end = out.started + cfg.duration_s
-        while time.monotonic() < end:
-            small.submit(small_read, n)
-            n += 1
-            if not profiled and time.monotonic() >= out.started + cfg.duration_s / 4:
-                profiled = True
-                threading.Thread(target=during, daemon=True).start()
-            time.sleep(max(0.0, out.started + n * interval - time.monotonic()))
-        stop.set()
-        for t in threads:
-            t.join()
-        out.ended = time.monotonic()
-    for conns in small_conns.values():
-        for conn in conns:
-            conn.close()
+    time.sleep(max(0.0, start - time.monotonic()))
+    cpu = time.process_time()
+    out.started = time.monotonic()
+    for t in threads:
+        t.start()
+    if during is not None:
+        time.sleep(max(0.0, out.started + seconds / 4 - time.monotonic()))
+        threading.Thread(target=during, daemon=True).start()
+    time.sleep(max(0.0, out.started + seconds - time.monotonic()))
+    stop.set()
+    for t in threads:
+        t.join()
+    out.ended = time.monotonic()
+    out.loadgen_cpu_s = time.process_time() - cpu
+    out.small = [figures.Sample(*s) for s in receive.recv()]
+    small.join(timeout=cfg.request_timeout_s + 5)
     return out
 
 
@@ -326,8 +348,11 @@ def run_large_reads(cfg: LargeReadsConfig) -> Path:
             with concurrent.futures.ThreadPoolExecutor(max_workers=len(cluster.pids)) as pool:
                 profiles.extend(pool.map(one, range(len(cluster.pids)), cluster.pids))
 
+        if cfg.warmup_s > 0:
+            log(f"warm-up: the burst for {cfg.warmup_s} s, not measured (the JIT compiles the paths it takes)")
+            burst(cluster, cfg, cfg.warmup_s)
         load_before = os.getloadavg()
-        b = burst(cluster, cfg, profile if cfg.flamegraphs else None)
+        b = burst(cluster, cfg, cfg.duration_s, profile if cfg.flamegraphs else None)
         load_after = os.getloadavg()
         health = [cluster.health(i) for i in range(cfg.nodes)]
         doc = figures.summary(b.large, b.small, b.ended - b.started, cap, cfg.value_size)
@@ -335,6 +360,8 @@ def run_large_reads(cfg: LargeReadsConfig) -> Path:
             "nodes": cfg.nodes,
             "clients": cfg.clients,
             "duration_s": cfg.duration_s,
+            "warmup_s": cfg.warmup_s,
+            "loadgen_cores": b.loadgen_cpu_s / (b.ended - b.started),
             "small_rate": cfg.small_rate,
             "replicas": cfg.replicas,
             "value_size": cfg.value_size,
