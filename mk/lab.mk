@@ -44,6 +44,11 @@
 #                       node survived. VALUE_SIZE (1024), MEMORY_LIMIT (helm | none | 2Gi),
 #                       PORT (28090), DATA=dir (kept and reused: only missing keys are filled), KEEP_DATA=1.
 #                       Defaults: loadtests/lab/scale.env; a value given to make wins.
+#   make lab-large-reads  three nodes of their own at -Xmx128m (scripts/local-cluster.sh, ports from
+#                       LARGE_PORT 24000), values of 1 MiB, then LARGE_CLIENTS (96) clients reading them at
+#                       3/3 for LARGE_DURATION (30s) and a small key read LARGE_SMALL_RATE (20)/s: the budgets'
+#                       capacity, the goodput, 200/503/504, the small key's p99, every node alive without
+#                       OutOfMemoryError; LARGE_FLAMEGRAPHS=1 profiles every node. Defaults: loadtests/lab/largereads.env
 #   make lab-scale-smoke  CI: lab-scale at SIZES=20k,60k, RATE=2000, 5 s phases, then its report checked
 #   make lab-report     write a run's report again:    RUN=reports/<run> [COMPARE=reports/<other>]; it gates
 #                       only when given GATE
@@ -105,10 +110,18 @@ SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) 
 	$(if $(call scale_knob,DATA),--data $(call scale_knob,DATA)) $(if $(filter 1 yes true,$(KEEP_DATA)),--keep-data) \
 	$(if $(COMPARE),--compare $(COMPARE))
 
+# Large-reads benchmark: its defaults are loadtests/lab/largereads.env, each LARGE_<NAME> a make variable
+# and the option --<name> (LARGE_SMALL_RATE: --small-rate).
+LARGE_DEFAULTS := $(shell grep -E '^LARGE_[A-Z0-9_]+=' loadtests/lab/largereads.env)
+$(foreach kv,$(LARGE_DEFAULTS),$(eval $(firstword $(subst =, ,$(kv))) ?= $(patsubst $(firstword $(subst =, ,$(kv)))=%,%,$(kv))))
+LARGE_KNOBS := $(foreach kv,$(LARGE_DEFAULTS),$(firstword $(subst =, ,$(kv))))
+LARGE_OPTIONS = $(join $(addprefix --,$(shell echo $(LARGE_KNOBS:LARGE_%=%) | tr 'A-Z_' 'a-z-')),$(foreach k,$(LARGE_KNOBS),='$($(k))')) \
+	$(if $(filter 1 yes true,$(LARGE_FLAMEGRAPHS)),--flamegraphs)
+
 # Replication-cost benchmark: its defaults are loadtests/lab/replication-cost.env, which
 # scripts/replication-cost.sh reads for every knob make does not pass.
 
-.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-report lab-check lab-profile lab-selftest
+.PHONY: lab lab-smoke lab-tools lab-local lab-saturate lab-replication-cost lab-repair-cost lab-hotpath lab-scale lab-scale-smoke lab-large-reads lab-report lab-check lab-profile lab-selftest
 
 lab: build lab-tools ## the whole lab on a local cluster: RATE= DURATION= PHASES= [SCENARIO=saturation|faults|soak|disaster FAULTS=] -> reports/
 	NODES=$(or $(NODES),3) SCENARIO=$(SCENARIO) TLS=$(TLS) \
@@ -146,6 +159,9 @@ lab-scale: build lab-tools ## one node with the chart's memory limit filled to e
 lab-scale-smoke: ## CI: a short `make lab-scale` (20k and 60k keys, 2000/s, 5 s phases; it fails on data lost, not on speed), then a check that its report has every part and its draft conclusion agrees with its data
 	$(MAKE) lab-scale NAME=scale-smoke SIZES=20k,60k RATE=2000 SCALE_DURATION=5s SCALE_WARMUP=4s GATE=data
 	cd loadtests && $(LAB_PY) -m lab check --strict "$$(ls -d $(CURDIR)/reports/*-scale-smoke | tail -n 1)"
+
+lab-large-reads: build lab-tools ## 3 nodes at -Xmx128m, 96 clients reading 1 MiB at 3/3 and a small key: capacity, goodput, 503/504, small p99, no OOM
+	$(LAB) large-reads $(LARGE_OPTIONS) --gate $(GATE) $(if $(COMPARE),--compare $(COMPARE)) $(LAB_ARGS)
 
 lab-report: lab-tools ## write a run's report.md, report.html and draft conclusion again, print its verdict: RUN=reports/<run> [COMPARE= GATE=]
 	@test -n "$(RUN)" || { echo "usage: make lab-report RUN=reports/<run> [COMPARE=reports/<other>]"; exit 2; }

@@ -135,6 +135,51 @@ def add_scale(sub) -> None:
     p.set_defaults(handler=run)
 
 
+def add_large_reads(sub) -> None:
+    from .largereads import LARGE, LargeReadsConfig, run_large_reads
+
+    C = LargeReadsConfig()
+    p = sub.add_parser(
+        "large-reads",
+        help="three nodes of their own with small heaps under a burst of large reads: capacity, goodput, "
+        "200/503/504, a small key's p99, nodes alive",
+        description="Defaults: loadtests/lab/largereads.env (LARGE_<OPTION>).",
+    )
+    p.add_argument("--jar", type=Path, default=C.jar)
+    p.add_argument("--nodes", type=int, default=C.nodes, help=f"({C.nodes})")
+    p.add_argument("--java-options", default=C.java_options, help=f"every node's; must set -Xmx ({C.java_options})")
+    p.add_argument("--port", type=int, default=C.port, help=f"the first node's client port; management ports + 1000 ({C.port})")
+    p.add_argument("--values", type=int, default=C.values, help=f"({C.values})")
+    p.add_argument("--value-size", type=int, default=C.value_size, help=f"bytes ({C.value_size})")
+    p.add_argument("--replicas", default=C.replicas, help=f"ack/from of every write and read ({C.replicas})")
+    p.add_argument("--clients", type=int, default=C.clients, help=f"large readers, back to back ({C.clients})")
+    p.add_argument("--duration", type=options.duration, default=C.duration_s, help=f"the burst ({LARGE['LARGE_DURATION']})")
+    p.add_argument("--warmup", type=options.duration, default=C.warmup_s, help=f"the burst first, not measured ({LARGE['LARGE_WARMUP']})")
+    p.add_argument("--small-rate", type=int, default=C.small_rate, help=f"small-key reads per second during the burst ({C.small_rate})")
+    p.add_argument("--request-timeout", type=float, default=C.request_timeout_s, help=f"a client's, seconds ({C.request_timeout_s:g})")
+    p.add_argument("--replica-share", type=float, default=C.replica_share, help=f"the nodes' kvlab.memory.replica-share ({C.replica_share:g})")
+    p.add_argument("--goodput-share", type=float, default=C.goodput_share, help=f"target: goodput ≥ this share of the capacity ({C.goodput_share:g})")
+    p.add_argument("--max-timed-out", type=float, default=C.max_timed_out_share, help=f"target: 504 under this share ({C.max_timed_out_share:g})")
+    p.add_argument("--small-p99-ms", type=float, default=C.small_p99_ms, help=f"target: the small key's p99 ({C.small_p99_ms:g} ms)")
+    p.add_argument("--flamegraphs", action="store_true", help="profile every node (cpu) over the burst's middle half")
+    p.add_argument("--name", default=C.name)
+    p.add_argument("--reports-dir", type=Path, default=C.reports_dir)
+    p.add_argument("--compare", type=Path, default=None)
+    options.add_gate_option(p)
+
+    def run(a: argparse.Namespace) -> int:
+        cfg = LargeReadsConfig(
+            jar=a.jar, nodes=a.nodes, java_options=a.java_options, port=a.port, values=a.values, value_size=a.value_size,
+            replicas=a.replicas, clients=a.clients, duration_s=a.duration, warmup_s=a.warmup, small_rate=a.small_rate,
+            request_timeout_s=a.request_timeout, replica_share=a.replica_share, goodput_share=a.goodput_share,
+            max_timed_out_share=a.max_timed_out, small_p99_ms=a.small_p99_ms, flamegraphs=a.flamegraphs,
+            name=a.name, reports_dir=a.reports_dir, compare=a.compare,
+        )
+        return report_written(run_large_reads(cfg), a.gate)
+
+    p.set_defaults(handler=run)
+
+
 def add_report(sub) -> None:
     p = sub.add_parser("report", help="(re)write report.md and report.html of a run directory")
     p.add_argument("run_dir", type=Path)
@@ -204,7 +249,7 @@ def parser(description: str) -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
     for scenario in SCENARIOS.values():
         add_scenario(sub, scenario)
-    for add in (add_cleanup_faults, add_hotpath, add_scale, add_report, add_check, add_target_rate, add_replication_cost):
+    for add in (add_cleanup_faults, add_hotpath, add_scale, add_large_reads, add_report, add_check, add_target_rate, add_replication_cost):
         add(sub)
     return p
 

@@ -16,6 +16,7 @@ KINDS = {
     "scale": "Scale benchmark",
     "soak": "Soak",
     "disaster": "Disaster: backup under load, data destroyed, restore",
+    "largereads": "Large-read overload",
 }
 
 
@@ -127,6 +128,7 @@ def generate(run_dir: Path, compare: Path | None = None) -> tuple[Path, Path]:
         "saturation": sat if sat and sat.get("steps") else None,
         "saturation_points": headline.saturation_points(run) if sat else [],
         "hotpath": run.get("hotpath"),
+        "largereads": run.get("largereads"),
         "scale": scale,
         "soak": soak,
         "prev_run": prev_run,

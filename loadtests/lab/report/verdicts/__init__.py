@@ -2,7 +2,7 @@
 rows behind the answer, computed from the run's data (run.json with its env.json), shown first in
 its report and written beside it as verdict.json:
 
-    {"kind": "lab" | "saturation" | "faults" | "hotpath" | "scale" | "soak" | "disaster",
+    {"kind": "lab" | "saturation" | "faults" | "hotpath" | "scale" | "soak" | "disaster" | "largereads",
      "executor": "local" | "k8s",
      "title": "...",          # the report's title, distinct per kind
      "question": "...",       # the question the run answers, one sentence
@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from . import disaster, faults, hotpath, lab, saturation, scale, soak, thresholds
+from . import disaster, faults, hotpath, lab, largereads, saturation, scale, soak, thresholds
 from .rows import Part
 
 BUILDERS = {
@@ -42,6 +42,7 @@ BUILDERS = {
     "scale": scale.build,
     "soak": soak.build,
     "disaster": disaster.build,
+    "largereads": largereads.build,
 }
 
 FILE = "verdict.json"

@@ -8,6 +8,17 @@ import org.springframework.util.unit.DataSize;
 
 class MemoryBudgetTest {
 
+    @Test
+    void aRefusalSaysWhyAndCostsNoStackWalk() {
+        MemoryBudget budget = new MemoryBudget(100);
+        MemoryBudget.Lease lease = budget.lease();
+        lease.hold(100);
+        assertThatThrownBy(() -> budget.lease().hold(1)).isInstanceOf(OverBudgetException.class)
+                .hasMessageContaining("retry later")
+                .satisfies(refused -> assertThat(refused.getStackTrace()).as("a 503 under overload walks no stack").isEmpty());
+        lease.release();
+    }
+
     static final long MIB = 1024 * 1024;
 
     @Test
