@@ -17,7 +17,8 @@
 # With JAR_BASE=<another build's jar> every configuration with repair runs with both jars, alternated,
 # so a change is measured against its base in the same run.
 # Everything goes to OUT (reports/<timestamp>-repair-cost): results.jsonl (a line per measurement),
-# summary.json (medians and ratios), the lab's run directories and the nodes' logs.
+# summary.json (medians and ratios), summary.md (the first screen: each target, its figure, met or
+# not; lab/repair_cost_summary.py), the lab's run directories and the nodes' logs.
 # Knobs (environment): KEYS (1000000), VALUE_SIZE (100), RUNS (2), PARTS ("refill steady foreground"),
 # GET_RATE (6000), PUT_RATE (8000), DURATION (30s), WARMUP (60s), BASE_PORT (18700), DATA_ROOT
 # (/tmp/kvlab-repair-cost), KEEP_DATA=1 (keep it, and reuse a filled one next time), LAB_JAVA_OPTS
@@ -264,7 +265,7 @@ foreground() {
     say "foreground: repair $arm ($jar), run $run: $scenario at 2/3, $rate/s"
     KVLAB_LAB_INVOCATION="scripts/repair-cost.sh" "$LAB_PY" -m lab run --targets "$targets" --pids "$pidlist" --name "$name" --search none \
       --phases "$scenario" --rate "$rate" --duration "$DURATION" --warmup "$WARMUP" --keys "$KEYS" --value-size "$VALUE_SIZE" \
-      --replicas 2/3 --tool wrk --events none --reports-dir "$OUT/lab" >"$OUT/lab-$name.log" 2>&1 ||
+      --replicas 2/3 --tool wrk --events none --gate none --reports-dir "$OUT/lab" >"$OUT/lab-$name.log" 2>&1 ||
       die "the lab failed: see $OUT/lab-$name.log"
     after=$(counters)
     dirs=("$OUT"/lab/*-"$name")
@@ -358,6 +359,8 @@ for key, on in fg.items():
     ratios[f"{scenario}/{arm}/{jar}"] = {"p99_over_off": ratio, "each_pair": pairs, "within_a_fifth": ratio <= 1.2}
 summary["foreground_p99_ratio"] = ratios
 json.dump(summary, open(sys.argv[2], "w"), indent=1)
+from lab import repair_cost_summary
+open(sys.argv[2].removesuffix(".json") + ".md", "w").write(repair_cost_summary.markdown(summary))
 print(json.dumps({k: summary[k] for k in ("refill", "steady", "foreground", "foreground_p99_ratio")}, indent=1))
 EOF
-say "results: $RESULTS, summary: $OUT/summary.json"
+say "results: $RESULTS, summary: $OUT/summary.md (first screen) and $OUT/summary.json"

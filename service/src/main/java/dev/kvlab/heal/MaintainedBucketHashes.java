@@ -51,8 +51,25 @@ final class MaintainedBucketHashes implements AutoCloseable {
     record Basis(List<String> nodes, String self, int buckets) {
     }
 
-    /** The hashes a request asked for, and the records read to bring them up to date. */
-    record Answer(long[] hashes, long recordsRead) {
+    /**
+     * The hashes a request asked for, and the records read to bring them up to date; the
+     * generation (the number of the update) they were taken at; if asked, the keys changed
+     * recently with their headers then ({@link RecentChanges}, null headers where none), and the
+     * headers of the keys asked for at the generation asked for.
+     */
+    record Answer(long[] hashes, long recordsRead, long generation, List<RecordHeader.Keyed> recent, List<Looked> looked) {
+        Answer(long[] hashes, long recordsRead) {
+            this(hashes, recordsRead, 0, List.of(), List.of());
+        }
+    }
+
+    /** A key's header at a generation, when the changes kept tell it ({@code known}); null when it had none. */
+    record Looked(byte[] key, boolean known, RecordHeader header) {
+    }
+
+    /** Beside the hashes: whether to send the recent changes, and the keys to look up at {@code generation}. */
+    record Ask(boolean recent, List<byte[]> keys, long generation) {
+        static final Ask HASHES = new Ask(false, List.of(), 0);
     }
 
     /** The hashes of the records at {@code at}, by peer; a peer with no shared record has none. */
@@ -63,12 +80,15 @@ final class MaintainedBucketHashes implements AutoCloseable {
         }
     }
 
-    private record Waiter(Basis basis, String peer, MonoSink<Answer> sink) {
+    private record Waiter(Basis basis, String peer, Ask ask, MonoSink<Answer> sink) {
     }
 
     private final LocalStore store;
     private final HeaderScan scan;
     private final long maxChangedBytes;
+    private final RecentChanges recent;
+    /** The number of the update the summary is at: one more for each new snapshot. */
+    private long generation;
     private final int scannedPerChangedKey;
     private final Deque<Waiter> waiting = new ArrayDeque<>();
     private final AtomicLong rebuilds = new AtomicLong();
@@ -90,10 +110,19 @@ final class MaintainedBucketHashes implements AutoCloseable {
         this.scan = scan;
         this.maxChangedBytes = maxChangedBytes;
         this.scannedPerChangedKey = scannedPerChangedKey;
+        this.recent = new RecentChanges(maxChangedBytes / RECENT_SHARE);
     }
+
+    /** The part of the changed keys' bound the recent changes may take. */
+    static final int RECENT_SHARE = 4;
 
     /** The hashes of the records {@code self} holds that both it and {@code peer} own, up to date now. */
     Mono<Answer> hashes(Basis basis, String peer) {
+        return hashes(basis, peer, Ask.HASHES);
+    }
+
+    /** As {@link #hashes(Basis, String)}, with what {@code ask} asks beside them, all at one snapshot. */
+    Mono<Answer> hashes(Basis basis, String peer, Ask ask) {
         return Mono.create(sink -> {
             boolean start;
             synchronized (waiting) {
@@ -105,7 +134,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                     sink.error(new IllegalStateException(MAX_WAITING + " repair requests already wait for the bucket hashes"));
                     return;
                 }
-                waiting.add(new Waiter(basis, peer, sink));
+                waiting.add(new Waiter(basis, peer, ask, sink));
                 start = !busy;
                 busy = true;
             }
@@ -140,16 +169,60 @@ final class MaintainedBucketHashes implements AutoCloseable {
                 }
             }
         }
-        update(basis).subscribe(
-                read -> {
-                    Summary now = summary;
-                    batch.forEach(waiter -> waiter.sink().success(new Answer(waiter.peer() == null ? null : now.hashesFor(waiter.peer()), read)));
+        update(basis).flatMap(read -> answers(batch, read)).subscribe(
+                answers -> {
+                    for (int i = 0; i < batch.size(); i++) {
+                        batch.get(i).sink().success(answers.get(i));
+                    }
                     next();
                 },
                 error -> {
                     batch.forEach(waiter -> waiter.sink().error(error));
                     next();
                 });
+    }
+
+    /** The waiters' answers from the summary brought up to date, reading the keys they look up that did not change. */
+    private Mono<List<Answer>> answers(List<Waiter> batch, long read) {
+        Summary now = summary;
+        long at = generation;
+        List<RecordHeader.Keyed> recentNow = batch.stream().anyMatch(waiter -> waiter.ask().recent()) ? recent.keys() : List.of();
+        return Flux.fromIterable(batch)
+                .concatMap(waiter -> lookUp(waiter.ask(), now)
+                        .map(looked -> new Answer(waiter.peer() == null ? null : now.hashesFor(waiter.peer()), read, at,
+                                waiter.ask().recent() ? recentNow : List.of(), looked)))
+                .collectList();
+    }
+
+    /** The headers of the keys {@code ask} looks up at its generation, read at the summary's snapshot where unchanged since. */
+    private Mono<List<Looked>> lookUp(Ask ask, Summary now) {
+        if (ask.keys().isEmpty()) {
+            return Mono.just(List.of());
+        }
+        List<Looked> looked = new ArrayList<>(ask.keys().size());
+        List<Integer> unchanged = new ArrayList<>();
+        for (byte[] key : ask.keys()) {
+            RecentChanges.At at = recent.at(key, ask.generation());
+            if (at.read()) {
+                unchanged.add(looked.size());
+            }
+            looked.add(new Looked(key, at.known(), at.header()));
+        }
+        if (unchanged.isEmpty()) {
+            return Mono.just(looked);
+        }
+        return Flux.fromIterable(unchanged)
+                .buffer(HeaderScan.PAGE)
+                .concatMap(page -> {
+                    List<byte[]> keys = page.stream().map(i -> looked.get(i).key()).toList();
+                    return scan.paced(page.size(), rocks -> rocks.headersOf(keys, now.at()))
+                            .doOnNext(headers -> {
+                                for (int i = 0; i < page.size(); i++) {
+                                    looked.set(page.get(i), new Looked(keys.get(i), true, headers[i]));
+                                }
+                            });
+                })
+                .then(Mono.just(looked));
     }
 
     /** Brings the summary up to date for {@code basis}; the records read. */
@@ -169,6 +242,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                         return Mono.just(0L); // nothing changed since
                     }
                     summary = null; // not an answer until brought up to date
+                    generation++;
                     Mono<Long> done = sameBasis && cheaperThanAScan(old.at().changes(), started.estimatedKeys())
                             ? applyChanges(old, next) : rebuild(basis, next);
                     return done
@@ -220,6 +294,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                             toggle(byPeer, ownership, old.basis(), read.keys().get(i), read.before()[i]);
                             toggle(byPeer, ownership, old.basis(), read.keys().get(i), read.after()[i]);
                         }
+                        recent.changed(read.keys().get(i), read.before()[i], read.after()[i], generation);
                     }
                 })
                 .then(Mono.fromSupplier(() -> {
@@ -231,6 +306,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
     /** The hashes of every record at {@code at}, read in a full scan. */
     private Mono<Long> rebuild(Basis basis, TrackedSnapshot at) {
         rebuilds.incrementAndGet();
+        recent.reset(generation);
         Ownership ownership = new Ownership(basis.nodes());
         Map<String, long[]> byPeer = new HashMap<>();
         return scan.all(at)

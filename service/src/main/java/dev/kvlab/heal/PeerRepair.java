@@ -18,12 +18,13 @@ final class PeerRepair {
     private volatile boolean running;
 
     /**
-     * One round this node ran with the peer: when, how it ended, how many of the buckets differed,
+     * One round this node ran with the peer: when, how it ended, how many of the buckets differed
+     * and how many of those the keys changed recently explained (compared without a scan: {@link ChangedKeyComparison}),
      * the keys it compared one by one, the records it sent and received, and the records it read
      * from its own store for the round (none when nothing changed since the last one and nothing differs).
      */
     record Round(long startedMillis, long finishedMillis, boolean complete, String outcome, int bucketsDiffering,
-                 long keysCompared, long recordsSent, long recordsReceived, long recordsRead) {
+                 int bucketsByChangedKeys, long keysCompared, long recordsSent, long recordsReceived, long recordsRead) {
     }
 
     /** Whether a round is due: asked for, to be tried again, or (when {@code periodic}) an interval after the last. */

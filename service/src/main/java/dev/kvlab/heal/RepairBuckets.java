@@ -36,10 +36,15 @@ final class RepairBuckets {
      * own inverse, which is what lets {@link MaintainedBucketHashes} follow changes without a scan.
      */
     static void toggle(long[] hashes, byte[] key, RecordHeader header) {
+        hashes[bucketOf(key, hashes.length)] ^= hashOf(key, header);
+    }
+
+    /** What the record {@code header} of {@code key} adds to its bucket's hash. */
+    static long hashOf(byte[] key, RecordHeader header) {
         long keyHash = RendezvousHashing.hash(key);
         long version = RendezvousHashing.mix(RendezvousHashing.mix(header.version().timestamp()) + header.version().node() * 0x9e3779b97f4a7c15L)
                 + (header.tombstone() || header.expires() ? 1 : 0);
-        hashes[(int) Long.remainderUnsigned(keyHash, hashes.length)] ^= RendezvousHashing.mix(keyHash ^ version);
+        return RendezvousHashing.mix(keyHash ^ version);
     }
 
     long[] hashes() {

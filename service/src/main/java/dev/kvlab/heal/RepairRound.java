@@ -3,18 +3,25 @@ package dev.kvlab.heal;
 import dev.kvlab.cluster.Ownership;
 import dev.kvlab.cluster.Topology;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.RepairChanges;
 import dev.kvlab.peer.RepairClient;
 import dev.kvlab.peer.RepairRequest;
 import dev.kvlab.replication.Replica;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
 import dev.kvlab.storage.RecordHeader;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.LongSupplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -25,8 +32,11 @@ import reactor.core.publisher.Mono;
  *   <li>both sides hash the shared records into buckets ({@link RepairBuckets}), the peer as it
  *       answers, this node at the same time: hashes kept up to date as records change
  *       ({@link MaintainedBucketHashes}), so only the records changed since the last round are read;</li>
- *   <li>for the buckets whose hashes differ, the peer streams the keys and headers of its shared
- *       records, and this node walks them beside its own, in key order;</li>
+ *   <li>for the buckets whose hashes differ: when both keep their changes, each side's keys changed
+ *       recently, with their headers at the snapshot of its hashes, explain most of them
+ *       ({@link ChangedKeyComparison}), and only those keys are compared; for the rest, or with a peer
+ *       of an older version, the peer streams the keys and headers of its shared records in them, and
+ *       this node walks them beside its own, in key order;</li>
  *   <li>a record only one side holds, or holds in a newer version, is copied to the other: sent as a
  *       replica write, or fetched with a replica read and stored here; unless it is younger than
  *       the round covers ({@link TombstoneGrace#covered}), a write still on its way;</li>
@@ -49,7 +59,9 @@ final class RepairRound {
     private final LocalStore store;
     private final RepairClient client;
     private final HeaderScan scan;
-    private final Mono<MaintainedBucketHashes.Answer> localHashes;
+    /** This node's hashes with what is asked beside them; the changes are known only when {@link #changesKept}. */
+    private final Function<MaintainedBucketHashes.Ask, Mono<MaintainedBucketHashes.Answer>> localHashes;
+    private final boolean changesKept;
     private final MemoryBudget budget;
     private final int buckets;
     private final Pacer pacer;
@@ -62,9 +74,15 @@ final class RepairRound {
     /** Records this node read for the round: to bring its hashes up to date, and of the differing buckets. */
     private final AtomicLong read = new AtomicLong();
     private int bucketsDiffering;
+    private volatile int bucketsExplained;
+
+    /** Keys looked up on either side to compare by changed keys, at the most; past it the differing buckets are scanned. */
+    static final int MAX_LOOKED_UP = 16_384;
+    /** The bytes of keys a lookup at the peer may name: a repair request is at most 1 MiB. */
+    static final int MAX_LOOKED_UP_BYTES = 512 << 10;
 
     RepairRound(Topology topology, String peer, Replica peerReplica, LocalStore store, RepairClient client, HeaderScan scan,
-                Mono<MaintainedBucketHashes.Answer> localHashes, MemoryBudget budget, int buckets, long bytesPerSecond, TombstoneGrace grace, LongSupplier wallMillis) {
+                Function<MaintainedBucketHashes.Ask, Mono<MaintainedBucketHashes.Answer>> localHashes, boolean changesKept, MemoryBudget budget, int buckets, long bytesPerSecond, TombstoneGrace grace, LongSupplier wallMillis) {
         this.topology = topology;
         this.peer = peer;
         this.peerReplica = peerReplica;
@@ -72,6 +90,7 @@ final class RepairRound {
         this.client = client;
         this.scan = scan;
         this.localHashes = localHashes;
+        this.changesKept = changesKept;
         this.budget = budget;
         this.buckets = buckets;
         this.pacer = new Pacer(bytesPerSecond);
@@ -83,28 +102,116 @@ final class RepairRound {
     Mono<PeerRepair.Round> run() {
         long started = wallMillis.getAsLong();
         RepairRequest request = new RepairRequest(topology.nodes(), topology.self(), peer, buckets, null);
-        return Mono.zip(localHashes, client.buckets(request))
+        Mono<Void> work = changesKept ? byChanges(request, started) : Mono.zip(localHashes.apply(MaintainedBucketHashes.Ask.HASHES), client.buckets(request))
                 .flatMap(hashes -> {
                     read.addAndGet(hashes.getT1().recordsRead());
-                    long[] local = hashes.getT1().hashes();
-                    BitSet differing = new BitSet(buckets);
-                    for (int i = 0; i < buckets; i++) {
-                        if (local[i] != hashes.getT2()[i]) {
-                            differing.set(i);
-                        }
-                    }
-                    bucketsDiffering = differing.cardinality();
-                    return differing.isEmpty() ? Mono.<Void>empty() : compare(request.withDiffering(differing), started);
-                })
+                    return byScan(request, differing(hashes.getT1().hashes(), hashes.getT2()), started);
+                });
+        return work
                 .then(Mono.defer(() -> failed.get() == 0 ? client.done(peer, topology.self(), started) : Mono.empty()))
                 .then(Mono.fromSupplier(() -> report(started, failed.get() == 0, failed.get() == 0 ? "complete"
                         : failed.get() + " records could not be copied")))
                 .onErrorResume(error -> Mono.just(report(started, false, "failed: " + error.getMessage())));
     }
 
+    private BitSet differing(long[] local, long[] remote) {
+        BitSet differing = new BitSet(buckets);
+        for (int i = 0; i < buckets; i++) {
+            if (local[i] != remote[i]) {
+                differing.set(i);
+            }
+        }
+        bucketsDiffering = differing.cardinality();
+        return differing;
+    }
+
+    private Mono<Void> byScan(RepairRequest request, BitSet differing, long started) {
+        return differing.isEmpty() ? Mono.empty() : compare(request.withDiffering(differing), started);
+    }
+
+    /**
+     * The round when this node keeps its changes: both sides' hashes with their recent changes, then
+     * the keys either side cannot tell looked up at the snapshot of its hashes, then the buckets the
+     * changed keys explain compared by those keys, and the rest scanned. A peer of an older version
+     * (no changed keys exchange) is compared by the scan.
+     */
+    private Mono<Void> byChanges(RepairRequest request, long started) {
+        return Mono.zip(localHashes.apply(new MaintainedBucketHashes.Ask(true, List.of(), 0)),
+                        client.changes(new RepairChanges.Request(request, true, 0, List.of())))
+                .flatMap(both -> {
+                    MaintainedBucketHashes.Answer mine = both.getT1();
+                    read.addAndGet(mine.recordsRead());
+                    if (both.getT2().isEmpty()) {
+                        return client.buckets(request).flatMap(theirs -> byScan(request, differing(mine.hashes(), theirs), started));
+                    }
+                    RepairChanges theirs = both.getT2().get();
+                    BitSet differing = differing(mine.hashes(), theirs.hashes());
+                    return differing.isEmpty() ? Mono.<Void>empty() : byChangedKeys(request, mine, theirs, differing, started);
+                });
+    }
+
+    private Mono<Void> byChangedKeys(RepairRequest request, MaintainedBucketHashes.Answer mine, RepairChanges theirs, BitSet differing,
+                                     long started) {
+        Map<ByteBuffer, RecordHeader> mineKnown = new HashMap<>();
+        for (RecordHeader.Keyed key : mine.recent()) {
+            mineKnown.put(ByteBuffer.wrap(key.key()), key.header());
+        }
+        Map<ByteBuffer, RecordHeader> theirsKnown = new HashMap<>();
+        known(theirsKnown, theirs.recent());
+        Set<ByteBuffer> candidates = new LinkedHashSet<>();
+        for (ByteBuffer key : mineKnown.keySet()) {
+            if (differing.get(RepairBuckets.bucketOf(key.array(), buckets))) {
+                candidates.add(key);
+            }
+        }
+        for (ByteBuffer key : theirsKnown.keySet()) {
+            if (differing.get(RepairBuckets.bucketOf(key.array(), buckets))) {
+                candidates.add(key);
+            }
+        }
+        List<byte[]> mineToLookUp = candidates.stream().filter(key -> !mineKnown.containsKey(key)).map(ByteBuffer::array).toList();
+        List<byte[]> theirsToLookUp = candidates.stream().filter(key -> !theirsKnown.containsKey(key)).map(ByteBuffer::array).toList();
+        if (mineToLookUp.size() + theirsToLookUp.size() > MAX_LOOKED_UP
+                || theirsToLookUp.stream().mapToLong(key -> key.length + 2L).sum() > MAX_LOOKED_UP_BYTES) {
+            return byScan(request, differing, started);
+        }
+        Mono<List<MaintainedBucketHashes.Looked>> mineLooked = mineToLookUp.isEmpty() ? Mono.just(List.of())
+                : localHashes.apply(new MaintainedBucketHashes.Ask(false, mineToLookUp, mine.generation())).map(answer -> {
+                    read.addAndGet(answer.recordsRead() + mineToLookUp.size());
+                    return answer.looked();
+                });
+        Mono<List<RepairChanges.KeyState>> theirsLooked = theirsToLookUp.isEmpty() ? Mono.just(List.of())
+                : client.changes(new RepairChanges.Request(request, false, theirs.generation(), theirsToLookUp))
+                .map(answer -> answer.map(RepairChanges::looked).orElse(List.of()));
+        return Mono.zip(mineLooked, theirsLooked).flatMap(looked -> {
+            for (MaintainedBucketHashes.Looked key : looked.getT1()) {
+                if (key.known()) {
+                    mineKnown.put(ByteBuffer.wrap(key.key()), key.header());
+                }
+            }
+            known(theirsKnown, looked.getT2());
+            ChangedKeyComparison.Outcome outcome = new ChangedKeyComparison(topology.ownership(), topology.self(), peer)
+                    .compare(mine.hashes(), mineKnown, theirs.hashes(), theirsKnown, differing, candidates);
+            bucketsExplained = outcome.explained().cardinality();
+            BitSet rest = (BitSet) differing.clone();
+            rest.andNot(outcome.explained());
+            return Flux.fromIterable(outcome.differences())
+                    .flatMap(difference -> reconcile(difference.key(), difference.mine(), difference.theirs(), started), COPIES_IN_FLIGHT)
+                    .then(rest.isEmpty() ? Mono.empty() : compare(request.withDiffering(rest), started));
+        });
+    }
+
+    private static void known(Map<ByteBuffer, RecordHeader> known, List<RepairChanges.KeyState> keys) {
+        for (RepairChanges.KeyState key : keys) {
+            if (key.known()) {
+                known.put(ByteBuffer.wrap(key.key()), key.header());
+            }
+        }
+    }
+
     private PeerRepair.Round report(long started, boolean complete, String outcome) {
-        return new PeerRepair.Round(started, wallMillis.getAsLong(), complete, outcome, bucketsDiffering, compared.get(), sent.get(),
-                received.get(), read.get());
+        return new PeerRepair.Round(started, wallMillis.getAsLong(), complete, outcome, bucketsDiffering, bucketsExplained, compared.get(),
+                sent.get(), received.get(), read.get());
     }
 
     /** The bucket hashes of the records {@code self} holds that both it and {@code peer} own. */
@@ -187,8 +294,6 @@ final class RepairRound {
     }
 
     private Mono<Void> reconcile(List<Side> sides, long started) {
-        compared.incrementAndGet();
-        byte[] key = sides.getFirst().record().key();
         RecordHeader mine = null;
         RecordHeader theirs = null;
         for (Side side : sides) {
@@ -198,6 +303,12 @@ final class RepairRound {
                 theirs = side.record().header();
             }
         }
+        return reconcile(sides.getFirst().record().key(), mine, theirs, started);
+    }
+
+    /** Copies the record of {@code key} to the side that lacks it or holds an older version. */
+    private Mono<Void> reconcile(byte[] key, RecordHeader mine, RecordHeader theirs, long started) {
+        compared.incrementAndGet();
         if (mine != null && (theirs == null ? !grace.forgettable(mine) : mine.version().isNewerThan(theirs.version()))) {
             return grace.covered(mine, started) ? paced(send(key)) : Mono.empty();
         }

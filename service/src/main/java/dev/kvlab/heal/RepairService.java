@@ -3,6 +3,7 @@ package dev.kvlab.heal;
 import dev.kvlab.cluster.Ownership;
 import dev.kvlab.cluster.Topology;
 import dev.kvlab.memory.MemoryBudget;
+import dev.kvlab.peer.RepairChanges;
 import dev.kvlab.peer.RepairClient;
 import dev.kvlab.peer.RepairRequest;
 import dev.kvlab.peer.RepairResponder;
@@ -108,7 +109,7 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         return Mono.defer(() -> {
             state.started();
             return new RepairRound(current, node, replicas.replicaOf(node, current), store, client, scan,
-                    bucketHashes(current.nodes(), current.self(), node, settings.buckets()), budget, settings.buckets(),
+                    ask -> bucketHashes(current.nodes(), current.self(), node, settings.buckets(), ask), hashes != null, budget, settings.buckets(),
                     settings.rate().toBytes(), grace, wallMillis).run();
         }).doOnNext(round -> {
             PeerRepair.Round before = state.last();
@@ -130,8 +131,8 @@ public final class RepairService implements RepairResponder, BackgroundWork {
                 log.info("repair with {} did not complete: {}", node, round.outcome());
             }
         } else if (round.keysCompared() > 0) {
-            log.info("repair with {}: {} buckets of {} differed, {} keys compared, {} records sent, {} received, {} read, in {} ms", node,
-                    round.bucketsDiffering(), settings.buckets(), round.keysCompared(), round.recordsSent(), round.recordsReceived(),
+            log.info("repair with {}: {} buckets of {} differed ({} compared by changed keys alone), {} keys compared, {} records sent, {} received, {} read, in {} ms",
+                    node, round.bucketsDiffering(), settings.buckets(), round.bucketsByChangedKeys(), round.keysCompared(), round.recordsSent(), round.recordsReceived(),
                     round.recordsRead(), round.finishedMillis() - round.startedMillis());
         }
     }
@@ -146,19 +147,33 @@ public final class RepairService implements RepairResponder, BackgroundWork {
     public Mono<long[]> buckets(RepairRequest request) {
         return Mono.defer(() -> {
             ownership(request);
-            return bucketHashes(request.nodes(), request.responder(), request.initiator(), request.buckets());
+            return bucketHashes(request.nodes(), request.responder(), request.initiator(), request.buckets(), MaintainedBucketHashes.Ask.HASHES);
         }).map(MaintainedBucketHashes.Answer::hashes);
+    }
+
+    @Override
+    public Mono<RepairChanges> changes(RepairChanges.Request asked) {
+        RepairRequest request = asked.request();
+        return Mono.defer(() -> {
+            ownership(request);
+            return bucketHashes(request.nodes(), request.responder(), request.initiator(), request.buckets(),
+                    new MaintainedBucketHashes.Ask(asked.recent(), asked.keys(), asked.generation()));
+        }).map(answer -> new RepairChanges(answer.hashes(), answer.generation(),
+                answer.recent().stream().map(key -> new RepairChanges.KeyState(key.key(), true, key.header())).toList(),
+                answer.looked().stream().map(key -> new RepairChanges.KeyState(key.key(), key.known(), key.header())).toList()));
     }
 
     /**
      * The bucket hashes of the records {@code self} shares with {@code peer} under the topology of
-     * {@code nodes}: the maintained ones, unless keeping them is off or a peer asks for another number
-     * of buckets, when every record is read.
+     * {@code nodes}: the maintained ones with what {@code ask} asks beside them, unless keeping them is
+     * off or a peer asks for another number of buckets, when every record is read and no change is known.
      */
-    private Mono<MaintainedBucketHashes.Answer> bucketHashes(List<String> nodes, String self, String peer, int buckets) {
+    private Mono<MaintainedBucketHashes.Answer> bucketHashes(List<String> nodes, String self, String peer, int buckets,
+                                                             MaintainedBucketHashes.Ask ask) {
         if (hashes != null && buckets == settings.buckets()) {
-            return hashes.hashes(new MaintainedBucketHashes.Basis(nodes, self, buckets), peer);
+            return hashes.hashes(new MaintainedBucketHashes.Basis(nodes, self, buckets), peer, ask);
         }
+        // Not kept: every record is read, and no change is known (the answer has none, so the round scans).
         return Mono.defer(() -> {
             AtomicLong read = new AtomicLong();
             return RepairRound.bucketHashes(new Ownership(nodes), self, peer, scan.all().doOnNext(record -> read.incrementAndGet()), buckets)

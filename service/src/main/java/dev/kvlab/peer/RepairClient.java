@@ -5,6 +5,7 @@ import dev.kvlab.storage.RecordHeader;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.TimeoutException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
@@ -59,6 +60,37 @@ public final class RepairClient {
                             });
                 })
                 .timeout(scanTimeout, Mono.error(() -> timedOut(request.responder(), "bucket hashes")));
+    }
+
+    /** What a changed keys answer may take: the responder bounds its recent changes to a few MiB. */
+    static final int MAX_CHANGES_BYTES = 64 << 20;
+
+    /**
+     * The peer's bucket hashes with the keys it changed recently and the headers asked for
+     * ({@link RepairChanges}); empty when the peer does not know the exchange (an older version: 404).
+     */
+    public Mono<Optional<RepairChanges>> changes(RepairChanges.Request request) {
+        String node = request.request().responder();
+        return post(node, ReplicaProtocol.REPAIR_CHANGES_PATH, request.encode())
+                .exchangeToMono(response -> {
+                    if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
+                        return response.releaseBody().thenReturn(Optional.<RepairChanges>empty());
+                    }
+                    if (response.statusCode().value() != HttpStatus.OK.value()) {
+                        return RefusedCall.<Optional<RepairChanges>>of(node, response);
+                    }
+                    return DataBufferUtils.join(response.bodyToFlux(DataBuffer.class), MAX_CHANGES_BYTES)
+                            .map(body -> {
+                                try {
+                                    return Optional.of(RepairChanges.decode(body.toByteBuffer(), request.request().buckets(), maxKeyLength));
+                                } catch (IllegalArgumentException e) {
+                                    throw new ReplicaException(node, "answered changed keys that are not: " + e.getMessage());
+                                } finally {
+                                    DataBufferUtils.release(body);
+                                }
+                            });
+                })
+                .timeout(scanTimeout, Mono.error(() -> timedOut(node, "changed keys")));
     }
 
     /** The keys and headers of the peer's shared records in the request's differing buckets, in key order. */

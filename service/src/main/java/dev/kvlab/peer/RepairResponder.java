@@ -14,6 +14,12 @@ public interface RepairResponder {
      */
     Mono<long[]> buckets(RepairRequest request);
 
+    /**
+     * The bucket hashes with the keys changed recently and the headers of the keys asked for, all at
+     * one snapshot ({@link RepairChanges}); no key known when this node does not keep its changes.
+     */
+    Mono<RepairChanges> changes(RepairChanges.Request request);
+
     /** The keys and headers of the shared records in the request's differing buckets, in key order. */
     Flux<RecordHeader.Keyed> digests(RepairRequest request);
 

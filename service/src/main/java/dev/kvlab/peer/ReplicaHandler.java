@@ -96,6 +96,7 @@ final class ReplicaHandler {
                 .delete(ReplicaProtocol.RECORD_PATH, signed.peersOnly(false, SignedRoutes.withoutBody(this::delete)))
                 .get(ReplicaProtocol.RECORDS_PATH, signed.peersOnly(false, SignedRoutes.withoutBody(this::records)))
                 .post(ReplicaProtocol.REPAIR_BUCKETS_PATH, signed.peersOnly(false, this::repairBuckets))
+                .post(ReplicaProtocol.REPAIR_CHANGES_PATH, signed.peersOnly(false, this::repairChanges))
                 .post(ReplicaProtocol.REPAIR_DIGESTS_PATH, signed.peersOnly(false, this::repairDigests))
                 .post(ReplicaProtocol.REPAIR_DONE_PATH, signed.peersOnly(false, this::repairDone));
     }
@@ -196,6 +197,23 @@ final class ReplicaHandler {
                             .send(Mono.just(Unpooled.wrappedBuffer(body.array())))
                             .then();
                 }));
+    }
+
+    /** A repair round's first step, with the keys changed recently ({@link RepairChanges}). */
+    private Mono<Void> repairChanges(HttpServerRequest request, HttpServerResponse response, PeerAuthentication.Call call) {
+        return signed.body(request, response, call, MAX_REPAIR_REQUEST_BYTES, "a changed keys request", (body, lease) -> {
+            RepairChanges.Request asked;
+            try {
+                asked = RepairChanges.Request.decode(body, RequestParameters.MAX_KEY_BYTES);
+            } catch (IllegalArgumentException e) {
+                throw new BadRequestException("bad changed keys request: " + e.getMessage());
+            }
+            lease.release();
+            return repair.changes(asked).flatMap(changes -> response.status(HttpResponseStatus.OK)
+                    .header(HttpHeaderNames.CONTENT_TYPE, MediaType.APPLICATION_OCTET_STREAM_VALUE)
+                    .send(Mono.just(Unpooled.wrappedBuffer(changes.encode())))
+                    .then());
+        });
     }
 
     /** A repair round's second step: the keys and headers of the shared records in the differing buckets. */

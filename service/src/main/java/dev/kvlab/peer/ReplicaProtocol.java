@@ -43,6 +43,12 @@ public final class ReplicaProtocol {
     public static final String REPAIR_BUCKETS_PATH = "/internal/v1/repair/buckets";
     /** Repair, a round's second step: the keys and headers of the shared records in differing buckets. */
     public static final String REPAIR_DIGESTS_PATH = "/internal/v1/repair/digests";
+    /**
+     * Repair, a round's first step when both sides keep their changes: the bucket hashes with the keys
+     * changed recently ({@link RepairChanges}); a node without this path answers 404, and the round
+     * falls back to the bucket hashes and a scan of the differing buckets.
+     */
+    public static final String REPAIR_CHANGES_PATH = "/internal/v1/repair/changes";
     /** Repair, a round's end: the responder learns that the round covered what they share. */
     public static final String REPAIR_DONE_PATH = "/internal/v1/repair/done";
     public static final String VERSION_HEADER = "X-Kvlab-Version";

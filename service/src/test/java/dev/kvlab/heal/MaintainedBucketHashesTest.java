@@ -6,6 +6,7 @@ import dev.kvlab.cluster.Ownership;
 import dev.kvlab.storage.Entry;
 import dev.kvlab.storage.LocalStore;
 import dev.kvlab.storage.Record;
+import dev.kvlab.storage.RecordHeader;
 import dev.kvlab.storage.StoreOp;
 import dev.kvlab.storage.TestStores;
 import dev.kvlab.storage.Version;
@@ -15,6 +16,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Random;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -149,6 +151,45 @@ class MaintainedBucketHashesTest {
         randomWrites(2000);
         assertSameAsFullScan(BASIS);
         assertThat(hashes.rebuilds()).as("about half the keys changed: scanned").isEqualTo(2);
+    }
+
+    @Test
+    void keysLookedUpAtAnEarlierUpdateAnswerTheHeadersTheyHadThen() {
+        open(16 << 20);
+        randomWrites(KEYS);
+        MaintainedBucketHashes.Answer first = hashes.hashes(BASIS, "n1", new MaintainedBucketHashes.Ask(true, List.of(), 0)).block(WAIT);
+        Map<String, RecordHeader> then = headersNow();
+        for (int update = 0; update < 5; update++) {
+            randomWrites(200);
+            deletes(50);
+            answer(BASIS, "n2");
+        }
+        randomWrites(100);
+        List<byte[]> keys = new ArrayList<>();
+        for (int i = 0; i < KEYS + 10; i++) {
+            keys.add(key(i));
+        }
+        MaintainedBucketHashes.Answer later = hashes.hashes(BASIS, "n1", new MaintainedBucketHashes.Ask(true, keys, first.generation()))
+                .block(WAIT);
+
+        assertThat(later.generation()).isGreaterThan(first.generation());
+        int changed = 0;
+        for (MaintainedBucketHashes.Looked looked : later.looked()) {
+            String key = new String(looked.key(), StandardCharsets.UTF_8);
+            assertThat(looked.known()).as(key).isTrue();
+            assertThat(looked.header()).as("%s as it was at the first update", key).isEqualTo(then.get(key));
+            changed += java.util.Objects.equals(then.get(key), headersNow().get(key)) ? 0 : 1;
+        }
+        assertThat(changed).as("keys that changed since").isPositive();
+        Map<String, RecordHeader> now = headersNow();
+        assertThat(later.recent()).as("the keys changed recently, with their headers now").isNotEmpty()
+                .allSatisfy(recent -> assertThat(recent.header()).isEqualTo(now.get(new String(recent.key(), StandardCharsets.UTF_8))));
+    }
+
+    private Map<String, RecordHeader> headersNow() {
+        Map<String, RecordHeader> headers = new java.util.HashMap<>();
+        scan.all().toIterable().forEach(record -> headers.put(new String(record.key(), StandardCharsets.UTF_8), record.header()));
+        return headers;
     }
 
     private MaintainedBucketHashes.Answer answer(MaintainedBucketHashes.Basis basis, String peer) {
