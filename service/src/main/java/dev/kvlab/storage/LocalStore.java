@@ -26,6 +26,8 @@ public final class LocalStore implements AutoCloseable {
     private final GroupCommit writes;
     /** Reads that need a storage thread, read together; null when each goes alone ({@link StorageProperties.ReadBatch#enabled}). */
     private final BatchedReads reads;
+    /** Whether a read asks RocksDB's memory first, from how often that has answered lately. */
+    private final MemoryTierChoice memoryTier;
     private final ScheduledExecutorService prober;
     /** Told the key of every record stored, while set ({@link #onWritten}). */
     private volatile Consumer<byte[]> written;
@@ -40,7 +42,14 @@ public final class LocalStore implements AutoCloseable {
      * many reads for their batch ({@link BatchedReads}) when {@code readBatch} is enabled.
      */
     public LocalStore(RocksStore store, StorageExecutor executor, int maxWaiting, StorageProperties.ReadBatch readBatch) {
+        this(store, executor, maxWaiting, readBatch, StorageProperties.MemoryReads.DEFAULTS);
+    }
+
+    /** As above, with reads asking RocksDB's memory first as {@code memoryReads} says ({@link MemoryTierChoice}). */
+    public LocalStore(RocksStore store, StorageExecutor executor, int maxWaiting, StorageProperties.ReadBatch readBatch,
+                      StorageProperties.MemoryReads memoryReads) {
         this.store = store;
+        this.memoryTier = new MemoryTierChoice(memoryReads);
         this.executor = executor;
         this.writes = new GroupCommit(store, executor, maxWaiting);
         this.reads = readBatch.enabled() ? new BatchedReads(store, executor, maxWaiting, readBatch.maxKeys(), readBatch.maxAtOnce()) : null;
@@ -57,7 +66,7 @@ public final class LocalStore implements AutoCloseable {
     public static LocalStore open(StorageProperties properties) {
         RocksStore store = RocksStore.open(properties);
         return new LocalStore(store, new StorageExecutor(properties.effectiveThreads(), properties.queueCapacity()),
-                properties.queueCapacity(), properties.readBatch());
+                properties.queueCapacity(), properties.readBatch(), properties.memoryReads());
     }
 
     /**
@@ -72,13 +81,20 @@ public final class LocalStore implements AutoCloseable {
      * coordinator takes room for all its read's answers with the first ({@link MemoryBudget.Lease#expect}),
      * so a burst of them served at once is admitted or refused whole, and the reads it refuses do
      * not queue on the storage threads ahead of the peers' reads of those it admitted.
+     *
+     * <p>While asking memory keeps missing (the data has outgrown the cache), reads go to the
+     * storage executor without asking, but for occasional probes ({@link MemoryTierChoice}); either
+     * way a read answers the same.
      */
     public Mono<Record> get(byte[] key, MemoryBudget.Lease lease) {
         return Mono.defer(() -> {
-            MemoryRead fromMemory = store.readFromMemory(key);
-            if (fromMemory.answered()) {
-                memoryReads.increment();
-                return Mono.justOrEmpty(held(fromMemory.record(), lease));
+            if (memoryTier.worthTrying()) {
+                MemoryRead fromMemory = store.readFromMemory(key);
+                memoryTier.tried(fromMemory.answered());
+                if (fromMemory.answered()) {
+                    memoryReads.increment();
+                    return Mono.justOrEmpty(held(fromMemory.record(), lease));
+                }
             }
             fileReads.increment();
             if (reads != null) {
@@ -259,7 +275,17 @@ public final class LocalStore implements AutoCloseable {
         return memoryReads.sum();
     }
 
-    /** Point reads that needed a storage thread (RocksDB had to read a file), for metrics. */
+    /** Point reads sent to a storage thread without asking RocksDB's memory first ({@link MemoryTierChoice}), for metrics. */
+    long memoryTierSkipped() {
+        return memoryTier.skipped();
+    }
+
+    /** Whether point reads now skip asking RocksDB's memory first, but for probes; for metrics. */
+    boolean memoryTierSkipping() {
+        return memoryTier.skipping();
+    }
+
+    /** Point reads that went to a storage thread (a file had to be read, or memory was not asked), for metrics. */
     long fileReads() {
         return fileReads.sum();
     }

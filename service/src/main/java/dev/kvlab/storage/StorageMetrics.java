@@ -24,7 +24,7 @@ public final class StorageMetrics implements MeterBinder {
             "rocksdb.estimate-table-readers-mem", "Bytes the open SST files hold outside the block cache (pinned index and filter tops)");
 
     private static final String READS = "Point reads of records: answered from RocksDB's memtables and block cache on the"
-            + " calling thread (cache), or on a storage thread because a file had to be read or the record is large (disk;"
+            + " calling thread (cache), or on a storage thread because a file had to be read or memory was not asked (disk;"
             + " the OS may still have it cached)";
 
     private final LocalStore store;
@@ -78,6 +78,13 @@ public final class StorageMetrics implements MeterBinder {
         FunctionCounter.builder("kvlab.storage.reads", store, LocalStore::fileReads)
                 .description(READS)
                 .tag("tier", "disk")
+                .register(registry);
+        FunctionCounter.builder("kvlab.storage.memory.tier.skipped", store, LocalStore::memoryTierSkipped)
+                .description("Point reads sent to a storage thread without asking RocksDB's memory first, because that has"
+                        + " kept missing lately (kvlab.storage.memory-reads)")
+                .register(registry);
+        Gauge.builder("kvlab.storage.memory.tier.skipping", store, s -> s.memoryTierSkipping() ? 1 : 0)
+                .description("1 while point reads skip asking RocksDB's memory first (but for probes), 0 while they ask it")
                 .register(registry);
         blockCache(registry, "data", BlockCacheCounts::dataHits, BlockCacheCounts::dataMisses);
         blockCache(registry, "index", BlockCacheCounts::indexHits, BlockCacheCounts::indexMisses);

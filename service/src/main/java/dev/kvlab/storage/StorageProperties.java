@@ -1,11 +1,14 @@
 package dev.kvlab.storage;
 
 import jakarta.validation.Valid;
+import jakarta.validation.constraints.DecimalMax;
+import jakarta.validation.constraints.DecimalMin;
 import jakarta.validation.constraints.Min;
 import jakarta.validation.constraints.NotNull;
 import jakarta.validation.constraints.PositiveOrZero;
 import java.nio.file.Path;
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.ConstructorBinding;
 import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
 import org.springframework.validation.annotation.Validated;
@@ -31,6 +34,8 @@ import org.springframework.validation.annotation.Validated;
  *                        priority, so that on a machine with few cores they use what requests leave
  *                        idle instead of taking a core from them in bursts
  * @param readBatch       how point reads that miss RocksDB's memory are gathered ({@link BatchedReads})
+ * @param memoryReads     when a point read first asks RocksDB's memory on the caller's thread
+ *                        ({@link MemoryTierChoice})
  */
 @Validated
 @ConfigurationProperties("kvlab.storage")
@@ -43,17 +48,27 @@ public record StorageProperties(
         @PositiveOrZero @DefaultValue("0") int threads,
         @Min(1) @DefaultValue("4096") int queueCapacity,
         @DefaultValue("true") boolean backgroundLowPriority,
-        @NotNull @Valid @DefaultValue ReadBatch readBatch) {
+        @NotNull @Valid @DefaultValue ReadBatch readBatch,
+        @NotNull @Valid @DefaultValue MemoryReads memoryReads) {
 
+    @ConstructorBinding
     public StorageProperties {
         requireAtLeast("kvlab.storage.block-cache-size", blockCacheSize, DataSize.ofMegabytes(1));
         requireAtLeast("kvlab.storage.write-buffer-size", writeBufferSize, DataSize.ofMegabytes(1));
     }
 
+    /** Settings written out by hand (tests, probes), with the memory reads' defaults. */
+    public StorageProperties(Path dir, DataSize blockCacheSize, DataSize writeBufferSize, int maxWriteBuffers,
+                             boolean syncWrites, int threads, int queueCapacity, boolean backgroundLowPriority,
+                             ReadBatch readBatch) {
+        this(dir, blockCacheSize, writeBufferSize, maxWriteBuffers, syncWrites, threads, queueCapacity,
+                backgroundLowPriority, readBatch, MemoryReads.DEFAULTS);
+    }
+
     /** The same store's settings in another directory. */
     public StorageProperties withDir(Path other) {
         return new StorageProperties(other, blockCacheSize, writeBufferSize, maxWriteBuffers, syncWrites, threads,
-                queueCapacity, backgroundLowPriority, readBatch);
+                queueCapacity, backgroundLowPriority, readBatch, memoryReads);
     }
 
     /**
@@ -79,6 +94,39 @@ public record StorageProperties(
 
         public ReadBatch {
             requireAtLeast("kvlab.storage.read-batch.max-bytes", maxBytes, DataSize.ofKilobytes(1));
+        }
+    }
+
+    /**
+     * {@code kvlab.storage.memory-reads.*}: a point read first asks RocksDB's memtables and block
+     * cache on the caller's thread, and goes to a storage thread only when a file must be read. When
+     * the data has outgrown the cache that attempt mostly misses, after walking the index and filter
+     * blocks the storage read walks again; adaptively, reads stop trying while it keeps missing
+     * ({@link MemoryTierChoice}).
+     *
+     * @param adaptive   skip the attempt while its recent hit rate is under {@code minHitRate}, but for
+     *                   one read in {@code probeEvery}; false: every read tries memory first
+     * @param minHitRate the share of attempts memory must answer for every read to keep trying
+     * @param window     attempts the hit rate is taken over; while skipping, that many probes
+     * @param probeEvery while skipping, one read in this many still tries memory, so the choice sees
+     *                   the working set come back into the cache
+     */
+    public record MemoryReads(
+            @DefaultValue("true") boolean adaptive,
+            @DecimalMin("0.0") @DecimalMax("1.0") @DefaultValue("0.25") double minHitRate,
+            @Min(1) @DefaultValue("128") int window,
+            @Min(2) @DefaultValue("16") int probeEvery) {
+
+        public static final MemoryReads DEFAULTS = new MemoryReads(true, 0.25, 128, 16);
+
+        public MemoryReads {
+            if (!(minHitRate >= 0 && minHitRate <= 1)) {
+                throw new IllegalArgumentException("kvlab.storage.memory-reads.min-hit-rate must be within 0..1, was " + minHitRate);
+            }
+            if (window < 1 || probeEvery < 2) {
+                throw new IllegalArgumentException("kvlab.storage.memory-reads.window must be at least 1 and probe-every at least 2, were "
+                        + window + " and " + probeEvery);
+            }
         }
     }
 
