@@ -1,5 +1,6 @@
 package dev.kvlab.storage;
 
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -26,9 +27,9 @@ final class MemoryTierChoice {
     private volatile boolean skipping;
     /** Reads since skipping began, to pick the probes. */
     private final AtomicLong sinceSkipping = new AtomicLong();
-    /** The current window's attempts and those that memory answered; guarded by this. */
-    private int attempts;
-    private int answered;
+    /** The current window's attempts and those that memory answered. */
+    private final AtomicInteger attempts = new AtomicInteger();
+    private final AtomicInteger answered = new AtomicInteger();
     private final LongAdder skipped = new LongAdder();
 
     MemoryTierChoice(StorageProperties.MemoryReads settings) {
@@ -50,25 +51,26 @@ final class MemoryTierChoice {
         return false;
     }
 
-    /** What an attempt found: whether memory answered (a record, or that there is none). */
+    /**
+     * What an attempt found: whether memory answered (a record, or that there is none). Lock-free,
+     * as every read that asks memory comes here from an event loop: the window is closed by the
+     * attempt that fills it, and attempts counted while it closes may fall into either window.
+     */
     void tried(boolean memoryAnswered) {
         if (!adaptive) {
             return;
         }
-        synchronized (this) {
-            attempts++;
-            if (memoryAnswered) {
-                answered++;
+        if (memoryAnswered) {
+            answered.incrementAndGet();
+        }
+        if (attempts.incrementAndGet() == window) {
+            int hits = answered.getAndSet(0);
+            attempts.set(0);
+            boolean skip = hits < minHitRate * window;
+            if (skip && !skipping) {
+                sinceSkipping.set(0);
             }
-            if (attempts >= window) {
-                boolean skip = answered < minHitRate * attempts;
-                if (skip && !skipping) {
-                    sinceSkipping.set(0);
-                }
-                skipping = skip;
-                attempts = 0;
-                answered = 0;
-            }
+            skipping = skip;
         }
     }
 
