@@ -28,10 +28,7 @@ class RepairInSyncTest {
 
     @Test
     void aRoundBetweenReplicasInSyncReadsNoRecords() throws Exception {
-        cluster = InProcessCluster.start(3, RepairTest.settings("kvlab.heal.repair.interval", "10m"));
-        for (int i = 0; i < KEYS; i++) {
-            assertThat(cluster.client(i % 3).put("key-" + i, bytes("value " + i), "3/3").statusCode()).isEqualTo(201);
-        }
+        cluster = RepairTest.threeNodesInSync(KEYS);
         RepairService repair = cluster.bean(0, RepairService.class);
         RepairService peerRepair = cluster.bean(1, RepairService.class);
         Topology topology = cluster.bean(0, TopologyHistory.class).current();

@@ -47,6 +47,15 @@ class RepairTest {
         return settings;
     }
 
+    /** Three nodes whose rounds run only when a test asks, holding {@code keys} keys written at 3/3. */
+    static InProcessCluster threeNodesInSync(int keys) throws Exception {
+        InProcessCluster cluster = InProcessCluster.start(3, settings("kvlab.heal.repair.interval", "10m"));
+        for (int i = 0; i < keys; i++) {
+            assertThat(cluster.client(i % 3).put("key-" + i, bytes("value " + i), "3/3").statusCode()).isEqualTo(201);
+        }
+        return cluster;
+    }
+
     @Test
     void aNodeBackFromAnOutageGetsTheWritesAndDeletesItMissed() throws Exception {
         cluster = InProcessCluster.start(3, settings());

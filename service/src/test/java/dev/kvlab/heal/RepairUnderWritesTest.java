@@ -33,10 +33,7 @@ class RepairUnderWritesTest {
 
     @Test
     void roundsDuringWritesCompareTheChangedKeysNotTheStore() throws Exception {
-        cluster = InProcessCluster.start(3, RepairTest.settings("kvlab.heal.repair.interval", "10m"));
-        for (int i = 0; i < KEYS; i++) {
-            assertThat(cluster.client(i % 3).put("key-" + i, bytes("value " + i), "3/3").statusCode()).isEqualTo(201);
-        }
+        cluster = RepairTest.threeNodesInSync(KEYS);
         RepairService repair = cluster.bean(0, RepairService.class);
         Topology topology = cluster.bean(0, TopologyHistory.class).current();
         String peer = cluster.replicaUrl(1);
@@ -54,7 +51,6 @@ class RepairUnderWritesTest {
             for (int i = 0; i < 15; i++) {
                 long rebuilds = repair.hashRebuilds() + peerRepair.hashRebuilds();
                 PeerRepair.Round round = repair.round(topology, peer).block(Duration.ofSeconds(60));
-                System.out.println("ROUND " + round);
                 assertThat(round.complete()).as(round.toString()).isTrue();
                 if (repair.hashRebuilds() + peerRepair.hashRebuilds() == rebuilds) {
                     rounds.add(round);
