@@ -23,6 +23,13 @@ def _ms(value: float | None) -> str:
     return "-" if value is None else f"{value:.2f} ms"
 
 
+def _above_idle(value: float, unit: str, digits: int) -> str:
+    """CPU above what the nodes burn idle; a negative figure is the idle baseline's own noise, shown as such."""
+    if value < 0:
+        return f"0 {unit} (within the idle baseline's noise: {value:.{digits}f})"
+    return f"{value:.{digits}f} {unit}"
+
+
 def _met(ok: bool | None) -> str:
     return "not measured" if ok is None else ("**met**" if ok else "**not met**")
 
@@ -62,7 +69,7 @@ def round_cpu_rows(summary: dict) -> list[tuple[str, str, str, str]]:
         figures = steady[key]
         per_round = figures["us_per_key_round"] * keys / 1e6
         each = ", ".join(f"{us * keys / 1e6:.2f} s" for us in figures.get("each_us_per_key_round") or [])
-        figure = f"{per_round:.2f} s per round (all nodes, above idle; median of {figures['runs']}: {each})"
+        figure = f"{_above_idle(per_round, 's', 2)} per round (all nodes, above idle; median of {figures['runs']}: {each})"
         if keys < TARGET_KEYS:
             rows.append((target, key.split("/")[0], figure + f", over {keys:,} keys, not {TARGET_KEYS:,}", _met(None)))
         else:
@@ -101,7 +108,7 @@ def markdown(summary: dict) -> str:
         lines += ["", "## Rounds where nothing differs (node 0 with both peers)", "", "| build / limits | wall | CPU per key and round |",
                   "| --- | --- | --- |"]
         for key in sorted(steady):
-            lines.append(f"| {key} | {steady[key]['wall_s']:.2f} s | {steady[key]['us_per_key_round']:.3f} µs |")
+            lines.append(f"| {key} | {steady[key]['wall_s']:.2f} s | {_above_idle(steady[key]['us_per_key_round'], 'µs', 3)} |")
     refill = summary.get("refill") or {}
     if refill:
         lines += ["", "## A wiped node refilled", "", "| build / limits | records in | rounds complete at | keys/s | MiB/s | CPU per key |",

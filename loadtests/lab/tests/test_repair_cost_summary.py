@@ -56,6 +56,14 @@ class RepairCostSummaryTest(unittest.TestCase):
         self.assertIn("not measured", cpu)
         self.assertNotIn("**met**", cpu)
 
+    def test_cpu_under_the_idle_baseline_reads_as_noise_not_as_a_negative_cost(self):
+        steady = {"head/default": {"runs": 1, "wall_s": 0.9, "us_per_key_round": -0.192, "each_us_per_key_round": [-0.192]}}
+        text = repair_cost_summary.markdown({"setup": {"keys": 1_000_000}, "steady": steady})
+        row = next(line for line in text.splitlines() if line.startswith("| head/default"))
+        self.assertIn("0 µs (within the idle baseline's noise: -0.192)", row)
+        target = next(line for line in text.splitlines() if "round where nothing" in line and "| head |" in line)
+        self.assertIn("0 s (within the idle baseline's noise", target)
+
     def test_writes_summary_md_beside_the_json(self):
         with tempfile.TemporaryDirectory() as tmp:
             source = Path(tmp) / "summary.json"
