@@ -106,7 +106,10 @@ public final class BackupCoordinator {
                             status.coordinatedFailed(); // a failure, not a request refused (a name taken)
                         }
                     })
-                    .doFinally(signal -> {
+                    // Before the outcome reaches the caller, so that status read once it has its answer
+                    // shows no backup running, and the next one is not refused as busy. Nothing cancels
+                    // this run (it is cached and subscribed below), so termination is its only end.
+                    .doOnTerminate(() -> {
                         status.coordinating(null);
                         running.set(false);
                     })
