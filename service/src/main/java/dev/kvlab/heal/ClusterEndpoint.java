@@ -162,6 +162,7 @@ public class ClusterEndpoint {
                 last.put("complete", round.complete());
                 last.put("outcome", round.outcome());
                 last.put("bucketsDiffering", round.bucketsDiffering());
+                last.put("bucketsByChangedKeys", round.bucketsByChangedKeys());
                 last.put("keysCompared", round.keysCompared());
                 last.put("recordsSent", round.recordsSent());
                 last.put("recordsReceived", round.recordsReceived());

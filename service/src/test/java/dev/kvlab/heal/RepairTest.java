@@ -107,6 +107,9 @@ class RepairTest {
             for (JsonNode peer : peers) {
                 assertThat(peer.path("lastCompleteRoundStarted").isString()).as(peer.toString()).isTrue();
                 assertThat(peer.path("lastRound").path("outcome").asString()).as(peer.toString()).isEqualTo("complete");
+                for (String figure : new String[] {"bucketsDiffering", "bucketsByChangedKeys", "keysCompared", "recordsRead"}) {
+                    assertThat(peer.path("lastRound").path(figure).isNumber()).as(figure + " in " + peer).isTrue();
+                }
             }
         });
         // And on its Prometheus page: the refill's rounds, per peer, in seconds since the epoch.
