@@ -79,9 +79,13 @@ NAME ?= local
 COMPARE ?=
 LAB_ARGS ?=
 
+# Each knob as its option, the prefix (2) taken off: HOTPATH_PUT_RATE -> --put-rate='15000'. One word a
+# knob, so a value may hold spaces (JVM options: HOTPATH_JAVA_OPTIONS="-Xmx256m -Dkvlab...").
+knob_options = $(foreach k,$(1),--$(shell echo '$(patsubst $(2)%,%,$(k))' | tr 'A-Z_' 'a-z-')='$($(k))')
+
 # Every knob but PHASES (a saturation search alone has none) as its option: RATE -> --rate='500'.
 LAB_KNOBS := $(filter-out K8S_% PHASES,$(foreach kv,$(LAB_DEFAULTS),$(firstword $(subst =, ,$(kv)))))
-LAB_OPTIONS = $(join $(addprefix --,$(shell echo $(LAB_KNOBS) | tr 'A-Z_' 'a-z-')),$(foreach k,$(LAB_KNOBS),='$($(k))')) \
+LAB_OPTIONS = $(call knob_options,$(LAB_KNOBS),) \
 	$(if $(COMPARE),--compare $(COMPARE))
 LAB_COMMON = --targets $(TARGETS) --pids "$(PIDS)" --name $(NAME) $(LAB_OPTIONS)
 
@@ -95,7 +99,7 @@ SCENARIO ?= phases
 HOTPATH_DEFAULTS := $(shell grep -E '^HOTPATH_[A-Z0-9_]+=' loadtests/lab/hotpath.env)
 $(foreach kv,$(HOTPATH_DEFAULTS),$(eval $(firstword $(subst =, ,$(kv))) ?= $(patsubst $(firstword $(subst =, ,$(kv)))=%,%,$(kv))))
 HOTPATH_KNOBS := $(foreach kv,$(HOTPATH_DEFAULTS),$(firstword $(subst =, ,$(kv))))
-HOTPATH_OPTIONS = $(join $(addprefix --,$(shell echo $(HOTPATH_KNOBS:HOTPATH_%=%) | tr 'A-Z_' 'a-z-')),$(foreach k,$(HOTPATH_KNOBS),='$($(k))'))
+HOTPATH_OPTIONS = $(call knob_options,$(HOTPATH_KNOBS),HOTPATH_)
 HOTPATH_DATA ?=
 
 # Scale benchmark: its defaults are loadtests/lab/scale.env. RATE, VALUE_SIZE, PORT, DATA and NAME
@@ -115,7 +119,7 @@ SCALE_OPTIONS = --sizes $(call scale_knob,SIZES) --rate $(call scale_knob,RATE) 
 LARGE_DEFAULTS := $(shell grep -E '^LARGE_[A-Z0-9_]+=' loadtests/lab/largereads.env)
 $(foreach kv,$(LARGE_DEFAULTS),$(eval $(firstword $(subst =, ,$(kv))) ?= $(patsubst $(firstword $(subst =, ,$(kv)))=%,%,$(kv))))
 LARGE_KNOBS := $(foreach kv,$(LARGE_DEFAULTS),$(firstword $(subst =, ,$(kv))))
-LARGE_OPTIONS = $(join $(addprefix --,$(shell echo $(LARGE_KNOBS:LARGE_%=%) | tr 'A-Z_' 'a-z-')),$(foreach k,$(LARGE_KNOBS),='$($(k))')) \
+LARGE_OPTIONS = $(call knob_options,$(LARGE_KNOBS),LARGE_) \
 	$(if $(filter 1 yes true,$(LARGE_FLAMEGRAPHS)),--flamegraphs)
 
 # Replication-cost benchmark: its defaults are loadtests/lab/replication-cost.env, which

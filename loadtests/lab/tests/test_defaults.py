@@ -212,6 +212,16 @@ class MakeTest(unittest.TestCase):
             self.assertIn(part, line)
         self.assertIn("--port 4321 ", self.scale_line(env=os.environ | {"PORT": "4321"}))
 
+    def test_a_knob_whose_value_holds_spaces_stays_one_option(self):
+        out = subprocess.run(
+            ["make", "-n", "-s", "lab-hotpath", "-o", "build", "-o", "lab-tools",
+             "HOTPATH_JAVA_OPTIONS=-Xmx256m -Dkvlab.storage.memory-reads.adaptive=false"],
+            cwd=tools.ROOT, capture_output=True, text=True, check=True,
+        ).stdout
+        line = next(line for line in out.splitlines() if "-m lab hotpath" in line)
+        self.assertIn("--java-options='-Xmx256m -Dkvlab.storage.memory-reads.adaptive=false' ", line)
+        self.assertIn("--name='hotpath' ", line)
+
     def test_lab_hotpath_takes_its_defaults_from_hotpath_env_and_the_command_line_has_them(self):
         from lab import commands, hotpath
 
