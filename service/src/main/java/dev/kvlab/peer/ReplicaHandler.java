@@ -383,6 +383,9 @@ final class ReplicaHandler {
         if (writes && reads) {
             return store.batch(ops, lease);
         }
+        if (ops.isEmpty()) {
+            return Mono.just(List.of()); // no call would complete the sink below
+        }
         return Mono.create(sink -> {
             Outcome[] outcomes = new Outcome[ops.size()];
             AtomicInteger left = new AtomicInteger(ops.size());
