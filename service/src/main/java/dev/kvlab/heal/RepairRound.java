@@ -159,14 +159,11 @@ final class RepairRound {
         Map<ByteBuffer, RecordHeader> theirsKnown = new HashMap<>();
         known(theirsKnown, theirs.recent());
         Set<ByteBuffer> candidates = new LinkedHashSet<>();
-        for (ByteBuffer key : mineKnown.keySet()) {
-            if (differing.get(RepairBuckets.bucketOf(key.array(), buckets))) {
-                candidates.add(key);
-            }
-        }
-        for (ByteBuffer key : theirsKnown.keySet()) {
-            if (differing.get(RepairBuckets.bucketOf(key.array(), buckets))) {
-                candidates.add(key);
+        for (Set<ByteBuffer> changed : List.of(mineKnown.keySet(), theirsKnown.keySet())) {
+            for (ByteBuffer key : changed) {
+                if (differing.get(RepairBuckets.bucketOf(key.array(), buckets))) {
+                    candidates.add(key);
+                }
             }
         }
         List<byte[]> mineToLookUp = candidates.stream().filter(key -> !mineKnown.containsKey(key)).map(ByteBuffer::array).toList();
