@@ -111,7 +111,8 @@ class _Seconds:
         row = self.counts.get(second)
         if row is None:
             row = self.counts[second] = [0, 0, hdr.histogram(hdr.SECOND_DIGITS) if self.latency else None, 0.0]
-            self.live.add(second)
+            if self.latency:
+                self.live.add(second)
         elif self.latency and row[2] is None:
             row[2] = HdrHistogram.decode(self.encoded.pop(second))
             self.live.add(second)

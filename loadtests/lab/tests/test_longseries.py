@@ -62,6 +62,14 @@ class BoundedSecondsTest(unittest.TestCase):
         self.assertEqual({s["max_ms"] for s in series.seconds}, {8.0})
         self.assertLessEqual(len(series.per_second.live), loadseries.LIVE_S + 1)
 
+    def test_a_wrk_phase_longer_than_the_seconds_kept_decoded_has_its_series(self):
+        t0 = 1_700_000_000.0
+        per = {"t0_ms": t0 * 1000, "requests": [100] * 50, "errors": [0] * 49 + [2]}
+        series = loadseries.from_wrk([{"per_second": per}], t0, "wrk")
+        self.assertEqual(len(series.seconds), 50)
+        self.assertEqual(series.seconds[49]["errors"], 2)
+        self.assertEqual(sum(s["requests"] for s in series.seconds), 5000)
+
 
 class SamplesFileTest(unittest.TestCase):
     def test_the_local_k6_writes_gzipped_samples_and_they_are_read(self):
