@@ -67,9 +67,22 @@ final class MaintainedBucketHashes implements AutoCloseable {
     record Looked(byte[] key, boolean known, RecordHeader header) {
     }
 
-    /** Beside the hashes: whether to send the recent changes, and the keys to look up at {@code generation}. */
-    record Ask(boolean recent, List<byte[]> keys, long generation) {
-        static final Ask HASHES = new Ask(false, List.of(), 0);
+    /**
+     * Beside the hashes: whether to send the recent changes, those after update {@code since} (0: all
+     * kept), and the keys to look up at {@code generation}.
+     */
+    record Ask(boolean recent, long since, List<byte[]> keys, long generation) {
+        static final Ask HASHES = new Ask(false, 0, List.of(), 0);
+
+        /** The keys changed after update {@code since} beside the hashes. */
+        static Ask recentSince(long since) {
+            return new Ask(true, since, List.of(), 0);
+        }
+
+        /** The headers of {@code keys} at update {@code generation} beside the hashes. */
+        static Ask lookUp(List<byte[]> keys, long generation) {
+            return new Ask(false, 0, keys, generation);
+        }
     }
 
     /** The hashes of the records at {@code at}, by peer; a peer with no shared record has none. */
@@ -87,8 +100,12 @@ final class MaintainedBucketHashes implements AutoCloseable {
     private final HeaderScan scan;
     private final long maxChangedBytes;
     private final RecentChanges recent;
-    /** The number of the update the summary is at: one more for each new snapshot. */
-    private long generation;
+    /**
+     * The number of the update the summary is at: one more for each new snapshot. It starts at the
+     * wall clock's milliseconds, so that a number a peer kept from before this node restarted is
+     * below every number after: asked for the changes since it, the node sends all it keeps.
+     */
+    private long generation = System.currentTimeMillis();
     private final int scannedPerChangedKey;
     private final Deque<Waiter> waiting = new ArrayDeque<>();
     private final AtomicLong rebuilds = new AtomicLong();
@@ -186,11 +203,11 @@ final class MaintainedBucketHashes implements AutoCloseable {
     private Mono<List<Answer>> answers(List<Waiter> batch, long read) {
         Summary now = summary;
         long at = generation;
-        List<RecordHeader.Keyed> recentNow = batch.stream().anyMatch(waiter -> waiter.ask().recent()) ? recent.keys() : List.of();
         return Flux.fromIterable(batch)
                 .concatMap(waiter -> lookUp(waiter.ask(), now)
                         .map(looked -> new Answer(waiter.peer() == null ? null : now.hashesFor(waiter.peer()), read, at,
-                                waiter.ask().recent() ? recentNow : List.of(), looked)))
+                                waiter.ask().recent() ? recent.keysSince(waiter.ask().since() <= at ? waiter.ask().since() : 0) : List.of(),
+                                looked)))
                 .collectList();
     }
 

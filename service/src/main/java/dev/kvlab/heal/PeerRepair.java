@@ -10,6 +10,7 @@ final class PeerRepair {
     static final long NEVER = 0;
 
     private volatile Round last;
+    private volatile ChangesSeen changesSeen = ChangesSeen.NONE;
     private volatile long lastCompleteStartedMillis = NEVER;
     /** When the last round between the two ended, whichever side ran it: the next is due an interval later. */
     private volatile long lastEndedMillis = NEVER;
@@ -25,6 +26,14 @@ final class PeerRepair {
      */
     record Round(long startedMillis, long finishedMillis, boolean complete, String outcome, int bucketsDiffering,
                  int bucketsByChangedKeys, long keysCompared, long recordsSent, long recordsReceived, long recordsRead) {
+    }
+
+    /**
+     * The updates of the bucket hashes, on this side and the peer's, that the last complete round this
+     * node ran compared: the next compares the keys changed after them, not every change kept.
+     */
+    record ChangesSeen(long mine, long theirs) {
+        static final ChangesSeen NONE = new ChangesSeen(0, 0);
     }
 
     /** Whether a round is due: asked for, to be tried again, or (when {@code periodic}) an interval after the last. */
@@ -65,6 +74,15 @@ final class PeerRepair {
     void request() {
         requested = true;
         retryAtMillis = NEVER;
+    }
+
+    ChangesSeen changesSeen() {
+        return changesSeen;
+    }
+
+    /** A round that completed compared the changes up to {@code seen}. */
+    void changesSeen(ChangesSeen seen) {
+        changesSeen = seen;
     }
 
     Round last() {

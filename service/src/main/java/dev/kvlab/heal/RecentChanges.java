@@ -101,10 +101,15 @@ final class RecentChanges {
         return new At(true, false, entry.current);
     }
 
-    /** The keys kept, with their header now (null where none). */
-    List<RecordHeader.Keyed> keys() {
-        List<RecordHeader.Keyed> keys = new ArrayList<>(entries.size());
-        entries.forEach((key, entry) -> keys.add(new RecordHeader.Keyed(key.array(), entry.current)));
+    /** The keys kept whose last change came after update {@code since}, with their header now (null where none). */
+    List<RecordHeader.Keyed> keysSince(long since) {
+        List<RecordHeader.Keyed> keys = new ArrayList<>();
+        for (Map.Entry<ByteBuffer, Entry> kept : entries.sequencedEntrySet().reversed()) { // newest change first
+            if (kept.getValue().lastChanged <= since) {
+                break;
+            }
+            keys.add(new RecordHeader.Keyed(kept.getKey().array(), kept.getValue().current));
+        }
         return keys;
     }
 

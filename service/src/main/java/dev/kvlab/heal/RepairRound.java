@@ -62,6 +62,9 @@ final class RepairRound {
     /** This node's hashes with what is asked beside them; the changes are known only when {@link #changesKept}. */
     private final Function<MaintainedBucketHashes.Ask, Mono<MaintainedBucketHashes.Answer>> localHashes;
     private final boolean changesKept;
+    /** The updates on both sides the last complete round compared up to: this one asks for the keys changed after them. */
+    private final PeerRepair.ChangesSeen since;
+    private volatile PeerRepair.ChangesSeen seen = PeerRepair.ChangesSeen.NONE;
     private final MemoryBudget budget;
     private final int buckets;
     private final Pacer pacer;
@@ -82,7 +85,8 @@ final class RepairRound {
     static final int MAX_LOOKED_UP_BYTES = 512 << 10;
 
     RepairRound(Topology topology, String peer, Replica peerReplica, LocalStore store, RepairClient client, HeaderScan scan,
-                Function<MaintainedBucketHashes.Ask, Mono<MaintainedBucketHashes.Answer>> localHashes, boolean changesKept, MemoryBudget budget, int buckets, long bytesPerSecond, TombstoneGrace grace, LongSupplier wallMillis) {
+                Function<MaintainedBucketHashes.Ask, Mono<MaintainedBucketHashes.Answer>> localHashes, boolean changesKept,
+                PeerRepair.ChangesSeen since, MemoryBudget budget, int buckets, long bytesPerSecond, TombstoneGrace grace, LongSupplier wallMillis) {
         this.topology = topology;
         this.peer = peer;
         this.peerReplica = peerReplica;
@@ -91,6 +95,7 @@ final class RepairRound {
         this.scan = scan;
         this.localHashes = localHashes;
         this.changesKept = changesKept;
+        this.since = since;
         this.budget = budget;
         this.buckets = buckets;
         this.pacer = new Pacer(bytesPerSecond);
@@ -136,8 +141,8 @@ final class RepairRound {
      * (no changed keys exchange) is compared by the scan.
      */
     private Mono<Void> byChanges(RepairRequest request, long started) {
-        return Mono.zip(localHashes.apply(new MaintainedBucketHashes.Ask(true, List.of(), 0)),
-                        client.changes(new RepairChanges.Request(request, true, 0, List.of())))
+        return Mono.zip(localHashes.apply(MaintainedBucketHashes.Ask.recentSince(since.mine())),
+                        client.changes(new RepairChanges.Request(request, true, since.theirs(), List.of())))
                 .flatMap(both -> {
                     MaintainedBucketHashes.Answer mine = both.getT1();
                     read.addAndGet(mine.recordsRead());
@@ -145,6 +150,7 @@ final class RepairRound {
                         return client.buckets(request).flatMap(theirs -> byScan(request, differing(mine.hashes(), theirs), started));
                     }
                     RepairChanges theirs = both.getT2().get();
+                    seen = new PeerRepair.ChangesSeen(mine.generation(), theirs.generation());
                     BitSet differing = differing(mine.hashes(), theirs.hashes());
                     return differing.isEmpty() ? Mono.<Void>empty() : byChangedKeys(request, mine, theirs, differing, started);
                 });
@@ -173,7 +179,7 @@ final class RepairRound {
             return byScan(request, differing, started);
         }
         Mono<List<MaintainedBucketHashes.Looked>> mineLooked = mineToLookUp.isEmpty() ? Mono.just(List.of())
-                : localHashes.apply(new MaintainedBucketHashes.Ask(false, mineToLookUp, mine.generation())).map(answer -> {
+                : localHashes.apply(MaintainedBucketHashes.Ask.lookUp(mineToLookUp, mine.generation())).map(answer -> {
                     read.addAndGet(answer.recordsRead() + mineToLookUp.size());
                     return answer.looked();
                 });
@@ -196,6 +202,11 @@ final class RepairRound {
                     .flatMap(difference -> reconcile(difference.key(), difference.mine(), difference.theirs(), started), COPIES_IN_FLIGHT)
                     .then(rest.isEmpty() ? Mono.empty() : compare(request.withDiffering(rest), started));
         });
+    }
+
+    /** The updates this round compared up to, on both sides; {@link PeerRepair.ChangesSeen#NONE} when it exchanged no changes. */
+    PeerRepair.ChangesSeen seen() {
+        return seen;
     }
 
     private static void known(Map<ByteBuffer, RecordHeader> known, List<RepairChanges.KeyState> keys) {

@@ -108,9 +108,14 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         PeerRepair state = peer(node);
         return Mono.defer(() -> {
             state.started();
-            return new RepairRound(current, node, replicas.replicaOf(node, current), store, client, scan,
-                    ask -> bucketHashes(current.nodes(), current.self(), node, settings.buckets(), ask), hashes != null, budget, settings.buckets(),
-                    settings.rate().toBytes(), grace, wallMillis).run();
+            RepairRound round = new RepairRound(current, node, replicas.replicaOf(node, current), store, client, scan,
+                    ask -> bucketHashes(current.nodes(), current.self(), node, settings.buckets(), ask), hashes != null, state.changesSeen(),
+                    budget, settings.buckets(), settings.rate().toBytes(), grace, wallMillis);
+            return round.run().doOnNext(ended -> {
+                if (ended.complete()) {
+                    state.changesSeen(round.seen());
+                }
+            });
         }).doOnNext(round -> {
             PeerRepair.Round before = state.last();
             state.ended(round, RETRY_AFTER_FAILURE.toMillis());
@@ -157,7 +162,8 @@ public final class RepairService implements RepairResponder, BackgroundWork {
         return Mono.defer(() -> {
             ownership(request);
             return bucketHashes(request.nodes(), request.responder(), request.initiator(), request.buckets(),
-                    new MaintainedBucketHashes.Ask(asked.recent(), asked.keys(), asked.generation()));
+                    asked.recent() ? MaintainedBucketHashes.Ask.recentSince(asked.generation())
+                            : MaintainedBucketHashes.Ask.lookUp(asked.keys(), asked.generation()));
         }).map(answer -> new RepairChanges(answer.hashes(), answer.generation(),
                 answer.recent().stream().map(key -> new RepairChanges.KeyState(key.key(), true, key.header())).toList(),
                 answer.looked().stream().map(key -> new RepairChanges.KeyState(key.key(), key.known(), key.header())).toList()));

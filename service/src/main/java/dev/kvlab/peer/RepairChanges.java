@@ -31,8 +31,9 @@ public record RepairChanges(long[] hashes, long generation, List<KeyState> recen
     }
 
     /**
-     * What the initiator asks: the {@code request}'s bucket hashes, with the keys changed recently if
-     * {@code recent}, and the headers of {@code keys} at update {@code generation}.
+     * What the initiator asks: the {@code request}'s bucket hashes, and with them either, if
+     * {@code recent}, the keys changed after update {@code generation} (0: every change kept), or the
+     * headers of {@code keys} at update {@code generation}.
      */
     public record Request(RepairRequest request, boolean recent, long generation, List<byte[]> keys) {
 

@@ -28,15 +28,15 @@ public final class ChangedKeys {
 
     /** Called with the store's lock held (read or write side), before the change is written. */
     void add(byte[] key) {
-        if (overflowed) {
+        // A key changed again is kept once and counted once: a few hot keys written all the time
+        // must not fill the bound and make the next update scan the store.
+        if (overflowed || keys.contains(ByteBuffer.wrap(key)) || !keys.add(ByteBuffer.wrap(key.clone()))) {
             return;
         }
         if (bytes.addAndGet(key.length + OVERHEAD_BYTES) > maxBytes) {
             overflowed = true;
             keys.clear();
-            return;
         }
-        keys.add(ByteBuffer.wrap(key.clone()));
     }
 
     /** Whether more keys changed than the bound keeps: the set no longer says which. */

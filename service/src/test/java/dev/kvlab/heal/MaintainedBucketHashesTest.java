@@ -157,7 +157,7 @@ class MaintainedBucketHashesTest {
     void keysLookedUpAtAnEarlierUpdateAnswerTheHeadersTheyHadThen() {
         open(16 << 20);
         randomWrites(KEYS);
-        MaintainedBucketHashes.Answer first = hashes.hashes(BASIS, "n1", new MaintainedBucketHashes.Ask(true, List.of(), 0)).block(WAIT);
+        MaintainedBucketHashes.Answer first = hashes.hashes(BASIS, "n1", MaintainedBucketHashes.Ask.recentSince(0)).block(WAIT);
         Map<String, RecordHeader> then = headersNow();
         for (int update = 0; update < 5; update++) {
             randomWrites(200);
@@ -169,7 +169,7 @@ class MaintainedBucketHashesTest {
         for (int i = 0; i < KEYS + 10; i++) {
             keys.add(key(i));
         }
-        MaintainedBucketHashes.Answer later = hashes.hashes(BASIS, "n1", new MaintainedBucketHashes.Ask(true, keys, first.generation()))
+        MaintainedBucketHashes.Answer later = hashes.hashes(BASIS, "n1", new MaintainedBucketHashes.Ask(true, 0, keys, first.generation()))
                 .block(WAIT);
 
         assertThat(later.generation()).isGreaterThan(first.generation());
@@ -184,6 +184,33 @@ class MaintainedBucketHashesTest {
         Map<String, RecordHeader> now = headersNow();
         assertThat(later.recent()).as("the keys changed recently, with their headers now").isNotEmpty()
                 .allSatisfy(recent -> assertThat(recent.header()).isEqualTo(now.get(new String(recent.key(), StandardCharsets.UTF_8))));
+    }
+
+    @Test
+    void theChangesAskedForAreThoseAfterTheUpdateNamedOrAllKeptForANumberFromBeforeARestart() {
+        open(16 << 20);
+        randomWrites(KEYS);
+        answer(BASIS, "n1");
+        for (int i = 0; i < 100; i++) {
+            store.write(key(i), value(++clock, 1)).block(WAIT);
+        }
+        MaintainedBucketHashes.Answer first = hashes.hashes(BASIS, "n1", MaintainedBucketHashes.Ask.recentSince(0)).block(WAIT);
+        for (int i = 100; i < 130; i++) {
+            store.write(key(i), value(++clock, 1)).block(WAIT);
+        }
+        store.write(key(5), value(++clock, 1)).block(WAIT);
+
+        MaintainedBucketHashes.Answer since = hashes.hashes(BASIS, "n1", MaintainedBucketHashes.Ask.recentSince(first.generation())).block(WAIT);
+        assertThat(since.recent()).as("the keys changed after the first answer's update")
+                .extracting(key -> new String(key.key(), StandardCharsets.UTF_8))
+                .containsExactlyInAnyOrderElementsOf(java.util.stream.IntStream.concat(java.util.stream.IntStream.range(100, 130),
+                        java.util.stream.IntStream.of(5)).mapToObj(i -> "key-" + i).toList());
+        assertThat(hashes.hashes(BASIS, "n1", MaintainedBucketHashes.Ask.recentSince(since.generation())).block(WAIT).recent())
+                .as("nothing changed since").isEmpty();
+        assertThat(hashes.hashes(BASIS, "n1", MaintainedBucketHashes.Ask.recentSince(since.generation() + 1_000_000)).block(WAIT).recent())
+                .as("a number this node never gave (a peer's from before a restart): every change kept").hasSizeGreaterThanOrEqualTo(130);
+        assertThat(first.generation()).as("numbers start from the clock, above any from before a restart")
+                .isGreaterThan(System.currentTimeMillis() - 600_000);
     }
 
     private Map<String, RecordHeader> headersNow() {

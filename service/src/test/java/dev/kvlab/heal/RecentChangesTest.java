@@ -69,9 +69,27 @@ class RecentChangesTest {
         recent.changed(new byte[] {1}, null, header, 1);
         recent.changed(new byte[] {2}, null, null, 2);
         recent.changed(new byte[] {3}, null, header, 3);
-        assertThat(recent.keys()).extracting(key -> key.key()[0]).containsExactly((byte) 2, (byte) 3);
+        assertThat(recent.keysSince(0)).extracting(key -> key.key()[0]).containsExactlyInAnyOrder((byte) 2, (byte) 3);
         assertThat(recent.floor()).isEqualTo(1);
         assertThat(recent.at(new byte[] {1}, 0).known()).isFalse();
         assertThat(recent.at(new byte[] {1}, 1)).isEqualTo(RecentChanges.At.UNCHANGED);
+    }
+
+    @Test
+    void theKeysChangedSinceAnUpdateAreThoseWhoseLastChangeCameAfterIt() {
+        RecentChanges recent = new RecentChanges(1 << 20);
+        RecordHeader header = new RecordHeader(new Version(1, 1), 3, false);
+        recent.changed(new byte[] {1}, null, header, 1);
+        recent.changed(new byte[] {2}, null, header, 2);
+        recent.changed(new byte[] {3}, null, header, 3);
+        recent.changed(new byte[] {1}, header, null, 4);
+        recent.changed(new byte[] {4}, null, header, 4);
+
+        assertThat(recent.keysSince(3)).as("changed in update 4").extracting(key -> key.key()[0]).containsExactlyInAnyOrder((byte) 1, (byte) 4);
+        assertThat(recent.keysSince(2)).extracting(key -> key.key()[0]).containsExactlyInAnyOrder((byte) 1, (byte) 3, (byte) 4);
+        assertThat(recent.keysSince(4)).as("nothing changed after the last update").isEmpty();
+        assertThat(recent.keysSince(0)).hasSize(4);
+        assertThat(recent.keysSince(3)).filteredOn(key -> key.key()[0] == 1).singleElement()
+                .satisfies(key -> assertThat(key.header()).as("a key's header now: deleted in update 4").isNull());
     }
 }
