@@ -70,7 +70,13 @@ final class HeaderScan {
      * page of them: for reads of chosen keys, at the scan's rate.
      */
     <T> Mono<T> paced(int records, Function<RocksStore, T> work) {
-        return store.onStorage(work).doOnNext(done -> read.add(records)).delayUntil(done -> Mono.delay(pause(records)));
+        return paced(records, 0, work);
+    }
+
+    /** As {@link #paced(int, Function)}, at {@code atLeastPerSecond} records a second when that is faster than the scan's rate. */
+    <T> Mono<T> paced(int records, double atLeastPerSecond, Function<RocksStore, T> work) {
+        Duration pause = atLeastPerSecond > keysPerSecond ? Duration.ofNanos((long) (records * 1e9 / atLeastPerSecond)) : pause(records);
+        return store.onStorage(work).doOnNext(done -> read.add(records)).delayUntil(done -> Mono.delay(pause));
     }
 
     /** Records read so far. */

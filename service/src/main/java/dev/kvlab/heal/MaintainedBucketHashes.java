@@ -85,8 +85,8 @@ final class MaintainedBucketHashes implements AutoCloseable {
         }
     }
 
-    /** The hashes of the records at {@code at}, by peer; a peer with no shared record has none. */
-    private record Summary(Basis basis, TrackedSnapshot at, Map<String, long[]> byPeer) {
+    /** The hashes of the records at {@code at} (taken at {@code takenNanos}), by peer; a peer with no shared record has none. */
+    private record Summary(Basis basis, TrackedSnapshot at, long takenNanos, Map<String, long[]> byPeer) {
         long[] hashesFor(String peer) {
             long[] hashes = byPeer.get(peer);
             return hashes == null ? new long[basis.buckets()] : hashes.clone();
@@ -250,7 +250,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                     for (TrackedSnapshot left; (left = unreleased.poll()) != null; ) {
                         rocks.release(left);
                     }
-                    return new Started(rocks.trackChanges(maxChangedBytes, sameBasis ? old.at() : null),
+                    return new Started(rocks.trackChanges(maxChangedBytes, sameBasis ? old.at() : null), System.nanoTime(),
                             rocks.longProperty("rocksdb.estimate-num-keys"));
                 })
                 .flatMap(started -> {
@@ -261,7 +261,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                     summary = null; // not an answer until brought up to date
                     generation++;
                     Mono<Long> done = sameBasis && cheaperThanAScan(old.at().changes(), started.estimatedKeys())
-                            ? applyChanges(old, next) : rebuild(basis, next);
+                            ? applyChanges(old, next, started.takenNanos()) : rebuild(basis, next, started.takenNanos());
                     return done
                             .doOnNext(read -> {
                                 if (old != null) {
@@ -279,7 +279,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
     }
 
     /** A new snapshot, and how many keys RocksDB estimates the store holds. */
-    private record Started(TrackedSnapshot at, long estimatedKeys) {
+    private record Started(TrackedSnapshot at, long takenNanos, long estimatedKeys) {
     }
 
     /**
@@ -296,14 +296,22 @@ final class MaintainedBucketHashes implements AutoCloseable {
     private record Reread(List<byte[]> keys, RecordHeader[] before, RecordHeader[] after) {
     }
 
-    /** The changes since {@code old}'s snapshot applied to its hashes, which then are those at {@code next}. */
-    private Mono<Long> applyChanges(Summary old, TrackedSnapshot next) {
+    /**
+     * The changes since {@code old}'s snapshot applied to its hashes, which then are those at {@code next}.
+     * The changed keys are read again at the scan's rate, or faster when they came faster: at least
+     * in half the time they took to come. Read more slowly, the changes of a steady write load would
+     * pile up from one update to the next until they cost more than a scan, and every update would
+     * then read the whole store.
+     */
+    private Mono<Long> applyChanges(Summary old, TrackedSnapshot next, long nextTakenNanos) {
         Ownership ownership = new Ownership(old.basis().nodes());
         List<byte[]> keys = old.at().changes().keys();
         Map<String, long[]> byPeer = old.byPeer(); // changed in place: no answer reads it meanwhile
+        double cameIn = Math.max(nextTakenNanos - old.takenNanos(), 1_000_000) / 1e9;
+        double readsPerSecond = 2 * 2 * keys.size() / cameIn;
         return Flux.fromIterable(keys)
                 .buffer(HeaderScan.PAGE)
-                .concatMap(page -> scan.paced(2 * page.size(),
+                .concatMap(page -> scan.paced(2 * page.size(), readsPerSecond,
                         rocks -> new Reread(page, rocks.headersOf(page, old.at()), rocks.headersOf(page, next))))
                 .doOnNext(read -> {
                     for (int i = 0; i < read.keys().size(); i++) {
@@ -315,13 +323,13 @@ final class MaintainedBucketHashes implements AutoCloseable {
                     }
                 })
                 .then(Mono.fromSupplier(() -> {
-                    summary = new Summary(old.basis(), next, byPeer);
+                    summary = new Summary(old.basis(), next, nextTakenNanos, byPeer);
                     return 2L * keys.size();
                 }));
     }
 
     /** The hashes of every record at {@code at}, read in a full scan. */
-    private Mono<Long> rebuild(Basis basis, TrackedSnapshot at) {
+    private Mono<Long> rebuild(Basis basis, TrackedSnapshot at, long takenNanos) {
         rebuilds.incrementAndGet();
         recent.reset(generation);
         Ownership ownership = new Ownership(basis.nodes());
@@ -331,7 +339,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                     toggle(byPeer, ownership, basis, record.key(), record.header());
                     return read + 1;
                 })
-                .doOnNext(read -> summary = new Summary(basis, at, byPeer));
+                .doOnNext(read -> summary = new Summary(basis, at, takenNanos, byPeer));
     }
 
     /** Adds or takes out the record {@code header} of {@code key} in the hashes of each peer that owns it with this node. */
