@@ -23,6 +23,8 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -46,6 +48,8 @@ import reactor.core.publisher.Mono;
  * Records move at most {@code bytesPerSecond} on average, a few at a time.
  */
 final class RepairRound {
+
+    private static final Logger log = LoggerFactory.getLogger(RepairRound.class);
 
     private static final Comparator<Side> KEY_ORDER = (a, b) -> Arrays.compareUnsigned(a.record().key(), b.record().key());
     /** Digests read ahead of the walk, from each side. */
@@ -79,10 +83,14 @@ final class RepairRound {
     private int bucketsDiffering;
     private volatile int bucketsExplained;
 
-    /** Keys looked up on either side to compare by changed keys, at the most; past it the differing buckets are scanned. */
-    static final int MAX_LOOKED_UP = 16_384;
-    /** The bytes of keys a lookup at the peer may name: a repair request is at most 1 MiB. */
-    static final int MAX_LOOKED_UP_BYTES = 512 << 10;
+    /**
+     * Keys looked up on either side to compare by changed keys, at the most; past it the differing
+     * buckets are scanned. A lookup is a point read, a scan reads every record on both sides.
+     */
+    static final int MAX_LOOKED_UP = 65_536;
+    /** Keys one lookup request to the peer names at the most, and their bytes: a repair request is at most 1 MiB. */
+    static final int LOOKED_UP_PER_REQUEST = 16_384;
+    static final int LOOKED_UP_BYTES_PER_REQUEST = 512 << 10;
 
     RepairRound(Topology topology, String peer, Replica peerReplica, LocalStore store, RepairClient client, HeaderScan scan,
                 Function<MaintainedBucketHashes.Ask, Mono<MaintainedBucketHashes.Answer>> localHashes, boolean changesKept,
@@ -174,8 +182,9 @@ final class RepairRound {
         }
         List<byte[]> mineToLookUp = candidates.stream().filter(key -> !mineKnown.containsKey(key)).map(ByteBuffer::array).toList();
         List<byte[]> theirsToLookUp = candidates.stream().filter(key -> !theirsKnown.containsKey(key)).map(ByteBuffer::array).toList();
-        if (mineToLookUp.size() + theirsToLookUp.size() > MAX_LOOKED_UP
-                || theirsToLookUp.stream().mapToLong(key -> key.length + 2L).sum() > MAX_LOOKED_UP_BYTES) {
+        if (mineToLookUp.size() + theirsToLookUp.size() > MAX_LOOKED_UP) {
+            log.info("repair with {}: {} keys changed on one side only ({} here, {} there) are more than a round looks up: the {} differing buckets are scanned",
+                    peer, mineToLookUp.size() + theirsToLookUp.size(), theirsToLookUp.size(), mineToLookUp.size(), differing.cardinality());
             return byScan(request, differing, started);
         }
         Mono<List<MaintainedBucketHashes.Looked>> mineLooked = mineToLookUp.isEmpty() ? Mono.just(List.of())
@@ -183,9 +192,10 @@ final class RepairRound {
                     read.addAndGet(answer.recordsRead() + mineToLookUp.size());
                     return answer.looked();
                 });
-        Mono<List<RepairChanges.KeyState>> theirsLooked = theirsToLookUp.isEmpty() ? Mono.just(List.of())
-                : client.changes(new RepairChanges.Request(request, false, theirs.generation(), theirsToLookUp))
-                .map(answer -> answer.map(RepairChanges::looked).orElse(List.of()));
+        Mono<List<RepairChanges.KeyState>> theirsLooked = Flux.fromIterable(requests(theirsToLookUp))
+                .concatMap(keys -> client.changes(new RepairChanges.Request(request, false, theirs.generation(), keys)))
+                .concatMapIterable(answer -> answer.map(RepairChanges::looked).orElse(List.of()))
+                .collectList();
         return Mono.zip(mineLooked, theirsLooked).flatMap(looked -> {
             for (MaintainedBucketHashes.Looked key : looked.getT1()) {
                 if (key.known()) {
@@ -202,6 +212,26 @@ final class RepairRound {
                     .flatMap(difference -> reconcile(difference.key(), difference.mine(), difference.theirs(), started), COPIES_IN_FLIGHT)
                     .then(rest.isEmpty() ? Mono.empty() : compare(request.withDiffering(rest), started));
         });
+    }
+
+    /** {@code keys} cut into lookup requests of at most {@value #LOOKED_UP_PER_REQUEST} keys and {@value #LOOKED_UP_BYTES_PER_REQUEST} bytes. */
+    static List<List<byte[]>> requests(List<byte[]> keys) {
+        List<List<byte[]>> requests = new ArrayList<>();
+        List<byte[]> request = new ArrayList<>();
+        long bytes = 0;
+        for (byte[] key : keys) {
+            if (request.size() == LOOKED_UP_PER_REQUEST || bytes + key.length + 2 > LOOKED_UP_BYTES_PER_REQUEST) {
+                requests.add(request);
+                request = new ArrayList<>();
+                bytes = 0;
+            }
+            request.add(key);
+            bytes += key.length + 2;
+        }
+        if (!request.isEmpty()) {
+            requests.add(request);
+        }
+        return requests;
     }
 
     /** The updates this round compared up to, on both sides; {@link PeerRepair.ChangesSeen#NONE} when it exchanged no changes. */

@@ -24,6 +24,24 @@ class RepairRoundKeysTest {
     static final int KEYS = 20_000;
 
     @Test
+    void keysToLookUpAtThePeerAreCutIntoRequestsItTakes() {
+        List<byte[]> keys = new java.util.ArrayList<>();
+        for (int i = 0; i < 40_000; i++) {
+            keys.add(key(i));
+        }
+        List<List<byte[]>> requests = RepairRound.requests(keys);
+        assertThat(requests).hasSize(3);
+        assertThat(requests).allSatisfy(request -> assertThat(request).hasSizeLessThanOrEqualTo(RepairRound.LOOKED_UP_PER_REQUEST));
+        assertThat(requests.stream().flatMap(List::stream).toList()).containsExactlyElementsOf(keys);
+
+        byte[] big = new byte[1000];
+        List<List<byte[]>> byBytes = RepairRound.requests(java.util.Collections.nCopies(1200, big));
+        assertThat(byBytes).hasSize(3).allSatisfy(request -> assertThat(request.size() * 1002L)
+                .isLessThanOrEqualTo(RepairRound.LOOKED_UP_BYTES_PER_REQUEST));
+        assertThat(RepairRound.requests(List.of())).isEmpty();
+    }
+
+    @Test
     void eachKeyComesOnceWithTheSidesThatHoldIt() {
         // Even keys on both sides, odd keys on one of them (the local side below 10 000, the remote above).
         Flux<RepairRound.Side> local = keys(i -> i % 2 == 0 || i < KEYS / 2, true);
