@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.BiFunction;
-import java.util.function.DoubleSupplier;
 import java.util.function.Function;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -48,26 +47,19 @@ final class HeaderScan {
         return pages((rocks, start) -> rocks.headers(start, PAGE));
     }
 
-    /**
-     * The whole store as it was at {@code at}, a page at a time as the subscriber asks, at the scan's
-     * rate or at {@code atLeastPerSecond} (asked again after every page) when that is faster.
-     */
-    Flux<RecordHeader.Keyed> all(TrackedSnapshot at, DoubleSupplier atLeastPerSecond) {
-        return pages((rocks, start) -> rocks.headers(start, PAGE, at), atLeastPerSecond);
+    /** The whole store as it was at {@code at}, a page at a time as the subscriber asks. */
+    Flux<RecordHeader.Keyed> all(TrackedSnapshot at) {
+        return pages((rocks, start) -> rocks.headers(start, PAGE, at));
     }
 
     private Flux<RecordHeader.Keyed> pages(BiFunction<RocksStore, byte[], List<RecordHeader.Keyed>> page) {
-        return pages(page, () -> 0);
-    }
-
-    private Flux<RecordHeader.Keyed> pages(BiFunction<RocksStore, byte[], List<RecordHeader.Keyed>> page, DoubleSupplier atLeastPerSecond) {
         AtomicReference<byte[]> next = new AtomicReference<>(new byte[0]);
         return Mono.defer(() -> {
                     byte[] start = next.get();
                     return store.onStorage(rocks -> page.apply(rocks, start));
                 })
                 .doOnNext(found -> next.set(found.size() < PAGE ? null : successor(found.getLast().key())))
-                .delayUntil(found -> Mono.delay(pause(found.size(), atLeastPerSecond.getAsDouble())))
+                .delayUntil(found -> Mono.delay(pause(found.size())))
                 .repeat(() -> next.get() != null)
                 .concatMapIterable(found -> found)
                 .doOnNext(record -> read.increment());
@@ -83,7 +75,7 @@ final class HeaderScan {
 
     /** As {@link #paced(int, Function)}, at {@code atLeastPerSecond} records a second when that is faster than the scan's rate. */
     <T> Mono<T> paced(int records, double atLeastPerSecond, Function<RocksStore, T> work) {
-        Duration pause = pause(records, atLeastPerSecond);
+        Duration pause = atLeastPerSecond > keysPerSecond ? Duration.ofNanos((long) (records * 1e9 / atLeastPerSecond)) : pause(records);
         return store.onStorage(work).doOnNext(done -> read.add(records)).delayUntil(done -> Mono.delay(pause));
     }
 
@@ -93,10 +85,6 @@ final class HeaderScan {
     }
 
     /** How long {@code keys} keys take at the scan's rate. */
-    private Duration pause(int keys, double atLeastPerSecond) {
-        return atLeastPerSecond > keysPerSecond ? Duration.ofNanos((long) (keys * 1e9 / atLeastPerSecond)) : pause(keys);
-    }
-
     private Duration pause(int keys) {
         return Duration.ofNanos(keys * 1_000_000_000L / keysPerSecond);
     }

@@ -268,8 +268,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                                 changes.overflowed() ? "more keys changed than changed-keys-memory holds" : changes.size() + " keys changed",
                                 started.estimatedKeys());
                     }
-                    Mono<Long> done = incremental ? applyChanges(old, next, started.takenNanos())
-                            : rebuild(basis, next, started.takenNanos(), started.estimatedKeys());
+                    Mono<Long> done = incremental ? applyChanges(old, next, started.takenNanos()) : rebuild(basis, next, started.takenNanos());
                     return done
                             .doOnNext(read -> {
                                 if (old != null) {
@@ -336,38 +335,18 @@ final class MaintainedBucketHashes implements AutoCloseable {
                 }));
     }
 
-    /**
-     * The hashes of every record at {@code at}, read in a full scan: at the scan's rate, or faster
-     * when the keys changed meanwhile would otherwise fill their bound before it ends. A scan slower
-     * than that would leave the next update too many changes to follow, and it would scan again.
-     */
-    private Mono<Long> rebuild(Basis basis, TrackedSnapshot at, long takenNanos, long estimatedKeys) {
+    /** The hashes of every record at {@code at}, read in a full scan. */
+    private Mono<Long> rebuild(Basis basis, TrackedSnapshot at, long takenNanos) {
         rebuilds.incrementAndGet();
         recent.reset(generation);
         Ownership ownership = new Ownership(basis.nodes());
         Map<String, long[]> byPeer = new HashMap<>();
-        AtomicLong scanned = new AtomicLong();
-        return scan.all(at, () -> keepingUp(at.changes().fill(), (System.nanoTime() - takenNanos) / 1e9, estimatedKeys - scanned.get()))
-                .doOnNext(record -> scanned.incrementAndGet())
+        return scan.all(at)
                 .reduce(0L, (read, record) -> {
                     toggle(byPeer, ownership, basis, record.key(), record.header());
                     return read + 1;
                 })
                 .doOnNext(read -> summary = new Summary(basis, at, takenNanos, byPeer));
-    }
-
-    /**
-     * Keys a second that scan {@code left} more keys within half the time the changes kept take to
-     * fill their bound, at the rate they came in the {@code elapsed} seconds so far ({@code fill} of
-     * it taken); 0 before any came, and once the bound overflowed (the next update scans again,
-     * whatever the pace).
-     */
-    static double keepingUp(double fill, double elapsed, long left) {
-        if (fill <= 0 || fill >= 1 || elapsed <= 0) {
-            return 0;
-        }
-        double untilFull = Math.max(elapsed * (1 - fill) / fill, 0.001);
-        return 2 * Math.max(left, HeaderScan.PAGE) / untilFull;
     }
 
     /** Adds or takes out the record {@code header} of {@code key} in the hashes of each peer that owns it with this node. */

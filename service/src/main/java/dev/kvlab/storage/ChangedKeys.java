@@ -44,11 +44,6 @@ public final class ChangedKeys {
         return overflowed;
     }
 
-    /** The share of the bound taken, from 0 to 1 (1 once it overflowed). */
-    public double fill() {
-        return overflowed ? 1 : Math.min(1, (double) bytes.get() / maxBytes);
-    }
-
     /** The keys kept. */
     public int size() {
         return keys.size();

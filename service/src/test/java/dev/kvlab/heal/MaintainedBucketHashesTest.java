@@ -236,15 +236,6 @@ class MaintainedBucketHashesTest {
         assertSameAsFullScan(BASIS);
     }
 
-    @Test
-    void aScanThatWouldEndAfterTheChangesFillTheirBoundGoesFaster() {
-        assertThat(MaintainedBucketHashes.keepingUp(0, 10, 1_000_000)).as("no change yet: the scan's rate").isZero();
-        // A quarter of the bound filled in 10 s: full in 30 s more; 600 000 keys left, read within 15 s.
-        assertThat(MaintainedBucketHashes.keepingUp(0.25, 10, 600_000)).isCloseTo(40_000, org.assertj.core.data.Offset.offset(1.0));
-        assertThat(MaintainedBucketHashes.keepingUp(0.5, 10, 600_000)).as("fuller: faster").isCloseTo(120_000, org.assertj.core.data.Offset.offset(1.0));
-        assertThat(MaintainedBucketHashes.keepingUp(1, 10, 600_000)).as("overflowed: no use hurrying").isZero();
-    }
-
     private Map<String, RecordHeader> headersNow() {
         Map<String, RecordHeader> headers = new java.util.HashMap<>();
         scan.all().toIterable().forEach(record -> headers.put(new String(record.key(), StandardCharsets.UTF_8), record.header()));
