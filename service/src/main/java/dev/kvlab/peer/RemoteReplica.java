@@ -27,8 +27,11 @@ import reactor.core.publisher.Mono;
 
 /**
  * A replica on another node, reached over {@link ReplicaProtocol} with the shared, pooled
- * {@link WebClient}: single-key calls travel in batches ({@link PeerBatcher}), by default on one
- * long-lived stream to the peer ({@link PeerStream}), a range as a stream of its own. Every call
+ * {@link WebClient}: single-key calls travel in batches ({@link PeerBatcher}), by default on a
+ * long-lived stream to the peer ({@link PeerStream}), a range as a stream of its own. Calls with
+ * large records ({@link ReplicationProperties.Batch#isLarge}) have a batcher and a stream of their
+ * own: a peer answers one stream's frames in order, and a small call's answer is not to wait
+ * behind a megabyte's. Every call
  * fails (never hangs) when the peer does not answer in time: a single-key call within
  * {@code timeout} (waiting for its batch included), a range's first entry within {@code timeout}
  * and each next one within {@code rangeIdleTimeout}. A call cut short by its timeout closes its
@@ -41,7 +44,9 @@ public final class RemoteReplica implements Replica {
     private final WebClient client;
     private final PeerAuthentication authentication;
     private final URI batchUri;
-    private final PeerBatcher batcher;
+    private final ReplicationProperties.Batch batching;
+    private final PeerBatcher small;
+    private final PeerBatcher large;
     private final TimeoutTimer timer;
     private final Duration timeout;
     private final Duration rangeIdleTimeout;
@@ -62,9 +67,21 @@ public final class RemoteReplica implements Replica {
         this.rangeIdleTimeout = rangeIdleTimeout;
         this.maxKeyLength = maxKeyLength;
         this.maxValueLength = maxValueLength;
+        this.batching = batching;
+        this.small = lane(batching, metrics);
+        this.large = batching.isLarge(maxValueLength) ? lane(batching, metrics) : small;
+    }
+
+    /** A batcher with a stream of its own (or a request per batch). */
+    private PeerBatcher lane(ReplicationProperties.Batch batching, ReplicationMetrics metrics) {
         PeerBatcher.Sender sender = batching.stream() ? streamed(new PeerStream(node, client, authentication, batching.maxInFlight(), maxValueLength,
                 (long) batching.maxCalls() * ReplicaBatch.largestAnswerBytes(maxValueLength))) : this::send;
-        this.batcher = new PeerBatcher(node, sender, batching, metrics::batchSent);
+        return new PeerBatcher(node, sender, batching, metrics::batchSent);
+    }
+
+    /** The lane of a call whose record takes {@code bytes}. */
+    private PeerBatcher laneFor(long bytes) {
+        return batching.isLarge(bytes) ? large : small;
     }
 
     @Override
@@ -74,12 +91,17 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(byte[] key, MemoryBudget.Lease lease) {
-        return inTime(batcher.call(new StoreOp.Read(key), lease));
+        return read(key, 0, lease);
+    }
+
+    @Override
+    public Mono<Optional<Record>> read(byte[] key, long expectedBytes, MemoryBudget.Lease lease) {
+        return inTime(laneFor(expectedBytes).call(new StoreOp.Read(key), lease));
     }
 
     @Override
     public Mono<Void> write(byte[] key, Record record) {
-        return inTime(batcher.call(new StoreOp.Write(key, record), null)).then();
+        return inTime(laneFor(record.encoded().length).call(new StoreOp.Write(key, record), null)).then();
     }
 
     /** Batches on the peer's stream, each failing (and ending the stream) when not answered in time. */

@@ -146,7 +146,10 @@ public final class Coordinator {
                     }
                     List<Mono<ReplicaAnswer>> calls = new ArrayList<>(asked.replicas().size());
                     calls.add(ownRead.asMono());
-                    peers.forEach(peer -> calls.add(read(peer, key, lease)));
+                    // The peers hold the own record's size but while a write is on its way.
+                    long expected = ownRead.answer() != null && ownRead.answer().record() != null
+                            ? ownRead.answer().record().encoded().length : lastSize;
+                    peers.forEach(peer -> calls.add(read(peer, key, expected, lease)));
                     return quorum(key, asked, calls, release);
                 })
                 // What the lease holds next (a conditional write's copies) is not one of these
@@ -271,8 +274,13 @@ public final class Coordinator {
         return counted(acknowledged, asked.count(), operation).then();
     }
 
+    /** The replica's answer; the record is expected at the size this coordinator last saw of the key. */
     private Mono<ReplicaAnswer> read(Replica replica, byte[] key, MemoryBudget.Lease lease) {
-        return replica.read(key, lease)
+        return read(replica, key, recentSizes.of(key), lease);
+    }
+
+    private Mono<ReplicaAnswer> read(Replica replica, byte[] key, long expectedBytes, MemoryBudget.Lease lease) {
+        return replica.read(key, expectedBytes, lease)
                 .map(found -> new ReplicaAnswer(replica, found.orElse(null)))
                 .doOnError(metrics::replicaFailed);
     }

@@ -20,6 +20,14 @@ public interface Replica {
      */
     Mono<Optional<Record>> read(byte[] key, MemoryBudget.Lease lease);
 
+    /**
+     * {@link #read(byte[], MemoryBudget.Lease)}, told how large the record is expected to be (0:
+     * not known), so that a remote replica can keep a small read from queuing behind large ones.
+     */
+    default Mono<Optional<Record>> read(byte[] key, long expectedBytes, MemoryBudget.Lease lease) {
+        return read(key, lease);
+    }
+
     /** Stores {@code record} unless the replica has a newer version; completes once it is durable there. */
     Mono<Void> write(byte[] key, Record record);
 

@@ -57,13 +57,25 @@ public record ReplicationProperties(
      * @param stream      send the batches to a peer on one long-lived request whose body and answer
      *                    are streams of frames ({@code POST /internal/v1/stream}); false sends each
      *                    batch in a request of its own ({@code POST /internal/v1/batch})
+     * @param largeRecord calls whose record is at least this large (a write's; a read's as its key's
+     *                    record was last seen) go to each peer in batches of their own, on a stream of
+     *                    their own, with limits of their own: a peer answers a stream's frames in
+     *                    order, so a small call queued behind a megabyte waited for the megabyte. 0:
+     *                    every call shares one lane
      */
     public record Batch(
             @Min(1) @DefaultValue("1") int maxInFlight,
             @Min(1) @Max(4096) @DefaultValue("64") int maxCalls,
             @NotNull @DefaultValue("256KB") DataSize maxBytes,
             @Min(1) @DefaultValue("1024") int maxQueued,
-            @DefaultValue("true") boolean stream) {
+            @DefaultValue("true") boolean stream,
+            @NotNull @DefaultValue("64KB") DataSize largeRecord) {
+
+        /** Whether a call whose record takes {@code bytes} travels in the large records' lane. */
+        public boolean isLarge(long bytes) {
+            long threshold = largeRecord.toBytes();
+            return threshold > 0 && bytes >= threshold;
+        }
     }
 
     public ReplicationProperties {

@@ -30,7 +30,7 @@ class PeerBatcherTest {
             sent.add(ops);
             answers.add(answer);
             return answer.asMono();
-        }, new ReplicationProperties.Batch(maxInFlight, maxCalls, maxBytes, maxQueued, true), sentSizes::add);
+        }, new ReplicationProperties.Batch(maxInFlight, maxCalls, maxBytes, maxQueued, true, DataSize.ofBytes(0)), sentSizes::add);
     }
 
     @Test
