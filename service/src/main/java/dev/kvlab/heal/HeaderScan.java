@@ -59,7 +59,7 @@ final class HeaderScan {
                     return store.onStorage(rocks -> page.apply(rocks, start));
                 })
                 .doOnNext(found -> next.set(found.size() < PAGE ? null : successor(found.getLast().key())))
-                .delayUntil(found -> Mono.delay(timeToScan(found.size())))
+                .delayUntil(found -> Mono.delay(pause(found.size())))
                 .repeat(() -> next.get() != null)
                 .concatMapIterable(found -> found)
                 .doOnNext(record -> read.increment());
@@ -75,7 +75,7 @@ final class HeaderScan {
 
     /** As {@link #paced(int, Function)}, at {@code atLeastPerSecond} records a second when that is faster than the scan's rate. */
     <T> Mono<T> paced(int records, double atLeastPerSecond, Function<RocksStore, T> work) {
-        Duration pause = atLeastPerSecond > keysPerSecond ? Duration.ofNanos((long) (records * 1e9 / atLeastPerSecond)) : timeToScan(records);
+        Duration pause = atLeastPerSecond > keysPerSecond ? Duration.ofNanos((long) (records * 1e9 / atLeastPerSecond)) : pause(records);
         return store.onStorage(work).doOnNext(done -> read.add(records)).delayUntil(done -> Mono.delay(pause));
     }
 
@@ -84,9 +84,9 @@ final class HeaderScan {
         return read.sum();
     }
 
-    /** How long a scan of {@code keys} keys takes at the scan's rate. */
-    Duration timeToScan(long keys) {
-        return Duration.ofNanos((long) (keys * 1e9 / keysPerSecond));
+    /** How long {@code keys} keys take at the scan's rate. */
+    private Duration pause(int keys) {
+        return Duration.ofNanos(keys * 1_000_000_000L / keysPerSecond);
     }
 
     /** The smallest key after {@code key}. */

@@ -44,7 +44,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(MaintainedBucketHashes.class);
     /** Requests waiting at the most; past it one fails (a round tries again later). */
     static final int MAX_WAITING = 256;
-    /** What reading one changed key at two snapshots costs, in headers scanned ({@link #followChanges}). */
+    /** What reading one changed key at two snapshots costs, in headers scanned ({@link #cheaperThanAScan}). */
     static final int SCANNED_PER_CHANGED_KEY = 20;
 
     /** What the hashes are kept for: the topology's nodes, this node's name, and the buckets. */
@@ -121,7 +121,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
         this(store, scan, maxChangedBytes, SCANNED_PER_CHANGED_KEY);
     }
 
-    /** {@code scannedPerChangedKey}: see {@link #followChanges}; 0 never scans while the changes fit. */
+    /** {@code scannedPerChangedKey}: see {@link #cheaperThanAScan}; 0 never scans while the changes fit. */
     MaintainedBucketHashes(LocalStore store, HeaderScan scan, long maxChangedBytes, int scannedPerChangedKey) {
         this.store = store;
         this.scan = scan;
@@ -261,8 +261,7 @@ final class MaintainedBucketHashes implements AutoCloseable {
                     }
                     summary = null; // not an answer until brought up to date
                     generation++;
-                    boolean incremental = sameBasis && followChanges(old.at().changes(), started.estimatedKeys(),
-                            started.takenNanos() - old.takenNanos());
+                    boolean incremental = sameBasis && cheaperThanAScan(old.at().changes(), started.estimatedKeys());
                     if (!incremental && sameBasis) {
                         ChangedKeys changes = old.at().changes();
                         log.info("the repair hashes are built anew by a scan of the store: {} since the last update, against some {} keys stored",
@@ -291,24 +290,13 @@ final class MaintainedBucketHashes implements AutoCloseable {
     }
 
     /**
-     * Whether to read the changed keys again rather than build the hashes anew by a scan. Yes when
-     * that costs less: each changed key costs two point reads, which RocksDB serves from a block it
-     * finds and decompresses for the key alone, where a scan reads on in the same block; measured
-     * over 1M keys of 100 bytes, {@value #SCANNED_PER_CHANGED_KEY} headers scanned cost about what
-     * one changed key does. Yes too when the scan, at the scan's rate, would take so long that the
-     * keys changing meanwhile, at the rate these came in {@code cameInNanos}, would overflow the
-     * bound: the next update would then scan again, and so would every one after it, each
-     * forgetting the recent changes that rounds compare.
+     * Whether reading the changed keys again costs less than a scan of every key: each costs two
+     * point reads, which RocksDB serves from a block it finds and decompresses for the key alone,
+     * where a scan reads on in the same block. Measured over 1M keys of 100 bytes, {@value #SCANNED_PER_CHANGED_KEY}
+     * headers scanned cost about what one changed key does.
      */
-    private boolean followChanges(ChangedKeys changes, long estimatedKeys, long cameInNanos) {
-        if (changes.overflowed()) {
-            return false;
-        }
-        if ((long) changes.size() * scannedPerChangedKey <= Math.max(estimatedKeys, 1024)) {
-            return true;
-        }
-        double scanToCameIn = (double) scan.timeToScan(estimatedKeys).toNanos() / Math.max(cameInNanos, 1);
-        return changes.bytes() * scanToCameIn > maxChangedBytes;
+    private boolean cheaperThanAScan(ChangedKeys changes, long estimatedKeys) {
+        return !changes.overflowed() && (long) changes.size() * scannedPerChangedKey <= Math.max(estimatedKeys, 1024);
     }
 
     /** Changed keys with their records' headers at the old snapshot and the new, null where a key had none. */

@@ -44,11 +44,6 @@ public final class ChangedKeys {
         return overflowed;
     }
 
-    /** What the keys kept take, as counted against the bound. */
-    public long bytes() {
-        return bytes.get();
-    }
-
     /** The keys kept. */
     public int size() {
         return keys.size();

@@ -236,36 +236,6 @@ class MaintainedBucketHashesTest {
         assertSameAsFullScan(BASIS);
     }
 
-    /**
-     * A scan of the store at the scan's rate takes seconds, while the changes came in a fraction of
-     * one: the keys changing during such a scan, at that rate, would overflow the bound, and the next
-     * update would scan again. The changes are read again, though a scan would cost less CPU.
-     */
-    @Test
-    void changesThatWouldOverflowTheBoundDuringAScanAreReadAgainInstead() {
-        store = LocalStore.open(TestStores.properties(dir));
-        scan = new HeaderScan(store, 250);
-        hashes = new MaintainedBucketHashes(store, scan, 64 << 10, MaintainedBucketHashes.SCANNED_PER_CHANGED_KEY);
-        writeKeys(0, 1000);
-        answer(BASIS, "n1"); // built by a scan of 1 000 keys: 4 s at this rate
-        writeKeys(0, 1);
-        answer(BASIS, "n1"); // one change: read again, and the next changes count from here
-        writeKeys(0, 400); // some 42 KB of changed keys, in well under a second
-        answer(BASIS, "n1");
-        assertThat(hashes.rebuilds()).as("400 changes cost more than a scan of 1 000 keys, but they came 4 times faster than it would take")
-                .isEqualTo(1);
-        scan = new HeaderScan(store, Integer.MAX_VALUE);
-        assertSameAsFullScan(BASIS);
-    }
-
-    private void writeKeys(int first, int count) {
-        List<StoreOp> batch = new ArrayList<>();
-        for (int i = first; i < first + count; i++) {
-            batch.add(new StoreOp.Write(key(i), value(++clock, 1)));
-        }
-        store.batch(batch, new MemoryBudget(Long.MAX_VALUE).lease()).block(WAIT);
-    }
-
     private Map<String, RecordHeader> headersNow() {
         Map<String, RecordHeader> headers = new java.util.HashMap<>();
         scan.all().toIterable().forEach(record -> headers.put(new String(record.key(), StandardCharsets.UTF_8), record.header()));
