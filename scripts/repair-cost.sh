@@ -18,7 +18,8 @@
 # so a change is measured against its base in the same run.
 # Everything goes to OUT (reports/<timestamp>-repair-cost): results.jsonl (a line per measurement),
 # summary.json (medians and ratios), summary.md (the first screen: each target, its figure, met or
-# not; lab/repair_cost_summary.py), the lab's run directories and the nodes' logs.
+# not; lab/repair_cost_summary.py), the lab's run directories and the nodes' logs (logs/, each foreground
+# arm's as foreground-ARM-BUILD-RUN-n<i>.log: why a round scanned or the hashes were built anew).
 # Knobs (environment): KEYS (1000000), VALUE_SIZE (100), RUNS (2), PARTS ("refill steady foreground"),
 # GET_RATE (6000), PUT_RATE (8000), DURATION (30s), WARMUP (60s), BASE_PORT (18700), DATA_ROOT
 # (/tmp/kvlab-repair-cost), KEEP_DATA=1 (keep it, and reuse a filled one next time), LAB_JAVA_OPTS
@@ -85,6 +86,15 @@ cluster() {
   JAR="$DATA_ROOT/jars/$jar.jar" JAVA_OPTS="$LAB_JAVA_OPTS $opts" scripts/local-cluster.sh "$@" >&2
 }
 running() { ls "$DATA_ROOT"/run/n*.pid >/dev/null 2>&1; }
+# keep_logs NAME: the nodes' logs so far, as $OUT/logs/NAME-n<i>.log (the next cluster writes over them).
+keep_logs() {
+  local log
+  mkdir -p "$OUT/logs"
+  for log in "$DATA_ROOT"/run/n*.log; do
+    [ -f "$log" ] && cp "$log" "$OUT/logs/$1-$(basename "$log")"
+  done
+  return 0
+}
 stop_cluster() { if running; then cluster head "" down; fi; }
 cleanup() {
   stop_cluster || true
@@ -281,6 +291,7 @@ foreground() {
     say "  p99 $(tail -n 1 "$RESULTS" | jq -r '.latency_ms.p99') ms, $(tail -n 1 "$RESULTS" | jq -r '.achieved_rate | floor')/s," \
       "repair meanwhile: $(tail -n 1 "$RESULTS" | jq -c '.repair')"
   done
+  keep_logs "foreground-$arm-$jar-$run"
 }
 
 say "output in $OUT; nodes on 127.0.0.1:$BASE_PORT.. with data in $DATA_ROOT"
