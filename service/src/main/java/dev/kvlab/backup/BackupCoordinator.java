@@ -134,10 +134,7 @@ public final class BackupCoordinator {
     /** A backup of a name not taken yet; when it fails, what it stored goes (a taken name's backup is never touched). */
     private Mono<Result> takeNew(BackupTarget to, String backup, long cut, List<String> members) {
         long until = cut + timeout.toMillis();
-        return Flux.fromIterable(members)
-                .flatMap(node -> call(node, members, "hold its deletions of moved records",
-                        nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout))
-                .then()
+        return holdAll(backup, until, members)
                 .then(Flux.range(0, members.size())
                         .flatMap(index -> call(members.get(index), members, "take its part",
                                 part(members.get(index), new BackupCalls.Snapshot(backup, cut, members, index)), timeout),
@@ -160,6 +157,22 @@ public final class BackupCoordinator {
                         }))
                         .onErrorResume(ignored -> Mono.empty())
                         .then(Mono.error(asFailure(backup, error))));
+    }
+
+    /**
+     * Every node asked to hold its deletions; the first failure is the outcome once every node has
+     * answered or timed out. Failing at the first, the holds still on their way were cancelled here
+     * but not on their nodes, and a release sent meanwhile could reach a node before its hold did,
+     * which then stayed until its deadline.
+     */
+    private Mono<Void> holdAll(String backup, long until, List<String> members) {
+        return Flux.fromIterable(members)
+                .flatMap(node -> call(node, members, "hold its deletions of moved records",
+                        nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout)
+                        .then(Mono.<Throwable>empty())
+                        .onErrorResume(Mono::just))
+                .collectList()
+                .flatMap(failures -> failures.isEmpty() ? Mono.<Void>empty() : Mono.error(failures.getFirst()));
     }
 
     /** The node's part, which must be the one asked: a manifest of this backup and of the node's index. */
