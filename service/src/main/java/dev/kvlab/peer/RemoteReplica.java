@@ -68,12 +68,12 @@ public final class RemoteReplica implements Replica {
         this.maxKeyLength = maxKeyLength;
         this.maxValueLength = maxValueLength;
         this.batching = batching;
-        this.small = lane(batching, metrics);
-        this.large = batching.isLarge(maxValueLength) ? lane(batching, metrics) : small;
+        this.small = lane(metrics);
+        this.large = batching.isLarge(maxValueLength) ? lane(metrics) : small;
     }
 
     /** A batcher with a stream of its own (or a request per batch). */
-    private PeerBatcher lane(ReplicationProperties.Batch batching, ReplicationMetrics metrics) {
+    private PeerBatcher lane(ReplicationMetrics metrics) {
         PeerBatcher.Sender sender = batching.stream() ? streamed(new PeerStream(node, client, authentication, batching.maxInFlight(), maxValueLength,
                 (long) batching.maxCalls() * ReplicaBatch.largestAnswerBytes(maxValueLength))) : this::send;
         return new PeerBatcher(node, sender, batching, metrics::batchSent);
