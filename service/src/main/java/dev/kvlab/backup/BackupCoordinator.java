@@ -17,6 +17,7 @@ import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import reactor.core.Exceptions;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -26,7 +27,8 @@ import reactor.core.publisher.Mono;
  *   <li>every node of the topology holds its deletions of records handed to their new owners, so a
  *       record moving during the backup is in one snapshot at least;</li>
  *   <li>every node takes its part, a checkpoint after {@code T}, and answers its manifest; a node
- *       that does not fails the whole backup, named with why;</li>
+ *       that does not fails the whole backup, named with why, once every other node has answered
+ *       (and what they stored is discarded);</li>
  *   <li>the backup's manifest is written, last, which makes the backup complete; retention removes
  *       backups no longer kept; the holds are released.</li>
  * </ol>
@@ -135,11 +137,10 @@ public final class BackupCoordinator {
     private Mono<Result> takeNew(BackupTarget to, String backup, long cut, List<String> members) {
         long until = cut + timeout.toMillis();
         return holdAll(backup, until, members)
-                .then(Flux.range(0, members.size())
-                        .flatMap(index -> call(members.get(index), members, "take its part",
-                                part(members.get(index), new BackupCalls.Snapshot(backup, cut, members, index)), timeout),
-                                members.size())
-                        .collectList())
+                .then(everyAnswer(Flux.range(0, members.size())
+                        .map(index -> call(members.get(index), members, "take its part",
+                                part(members.get(index), new BackupCalls.Snapshot(backup, cut, members, index)), timeout)),
+                        members.size()))
                 .flatMap(parts -> blocking(() -> complete(to, backup, cut, members, parts)))
                 .flatMap(manifest -> blocking(() -> {
                     try {
@@ -159,20 +160,24 @@ public final class BackupCoordinator {
                         .then(Mono.error(asFailure(backup, error))));
     }
 
-    /**
-     * Every node asked to hold its deletions; the first failure is the outcome once every node has
-     * answered or timed out. Failing at the first, the holds still on their way were cancelled here
-     * but not on their nodes, and a release sent meanwhile could reach a node before its hold did,
-     * which then stayed until its deadline.
-     */
+    /** Every node asked to hold its deletions; fails with the first failure once every node has answered. */
     private Mono<Void> holdAll(String backup, long until, List<String> members) {
-        return Flux.fromIterable(members)
-                .flatMap(node -> call(node, members, "hold its deletions of moved records",
-                        nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout)
-                        .then(Mono.<Throwable>empty())
-                        .onErrorResume(Mono::just))
+        return everyAnswer(Flux.fromIterable(members)
+                .map(node -> call(node, members, "hold its deletions of moved records",
+                        nodes.apply(node).hold(new BackupCalls.Hold(backup, until)), callTimeout)), members.size())
+                .then();
+    }
+
+    /**
+     * What every call answered; or, once every call has answered or timed out, the first failure.
+     * Failing at the first, the calls still on their way would be cancelled here but not on their
+     * nodes: a release could then reach a node before its hold, which would stay until its deadline,
+     * and a part stored after the failed backup was discarded would stay until retention.
+     */
+    private static <T> Mono<List<T>> everyAnswer(Flux<Mono<T>> calls, int concurrency) {
+        return calls.flatMapDelayError(call -> call, concurrency, 1)
                 .collectList()
-                .flatMap(failures -> failures.isEmpty() ? Mono.<Void>empty() : Mono.error(failures.getFirst()));
+                .onErrorMap(error -> Exceptions.unwrapMultiple(error).getFirst());
     }
 
     /** The node's part, which must be the one asked: a manifest of this backup and of the node's index. */

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kvlab.cluster.Topology;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -11,7 +13,9 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Function;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -54,9 +58,12 @@ class BackupCoordinatorTest {
     }
 
     BackupCoordinator coordinator(DirectoryTarget target, Map<String, BackupNode> nodes, BackupStatus status) {
+        return coordinator(target, nodes, status, Duration.ofMillis(300));
+    }
+
+    BackupCoordinator coordinator(DirectoryTarget target, Map<String, BackupNode> nodes, BackupStatus status, Duration timeout) {
         return new BackupCoordinator(new ConfiguredTarget(target), () -> new Topology(NODES, NODES.get(0)), nodes::get, thread, status,
-                new Retention(7, Duration.ZERO, Duration.ofHours(1)), System::currentTimeMillis, Duration.ofMillis(300),
-                Duration.ofMillis(300), "test");
+                new Retention(7, Duration.ZERO, Duration.ofHours(1)), System::currentTimeMillis, timeout, Duration.ofMillis(300), "test");
     }
 
     static NodeManifest part(BackupCalls.Snapshot asked) {
@@ -119,6 +126,32 @@ class BackupCoordinatorTest {
 
         assertThat(events).contains("held http://c:1", "released http://c:1");
         assertThat(events.indexOf("held http://c:1")).as("%s", events).isLessThan(events.indexOf("released http://c:1"));
+    }
+
+    /** A part that another node stores after one node failed is discarded with the rest, not left for retention. */
+    @Test
+    void aPartThatFailsDiscardsThePartsStoredAfterIt() throws Exception {
+        DirectoryTarget target = new DirectoryTarget(dir);
+        BackupNode failing = node(NODES.get(1), asked -> Mono.delay(Duration.ofMillis(20)).then(Mono.error(new IllegalStateException("disk full"))));
+        // Like a peer's part, it goes on when the coordinator stops waiting for it.
+        CompletableFuture<NodeManifest> stored = new CompletableFuture<>();
+        BackupNode storing = node(NODES.get(2), asked -> Mono.fromFuture(CompletableFuture.supplyAsync(() -> {
+            NodeManifest manifest = part(asked);
+            try {
+                target.put(BackupLayout.nodeManifest(asked.backup(), asked.index()), Manifests.write(manifest));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+            return manifest;
+        }, CompletableFuture.delayedExecutor(150, TimeUnit.MILLISECONDS)).whenComplete((manifest, error) -> stored.complete(manifest)), true));
+        BackupNode good = node(NODES.get(0), asked -> Mono.just(part(asked)));
+
+        assertThatThrownBy(() -> coordinator(target, Map.of(NODES.get(0), good, NODES.get(1), failing, NODES.get(2), storing),
+                new BackupStatus(), Duration.ofSeconds(10)).backup("late").block(Duration.ofSeconds(20)))
+                .hasMessageContaining("node 1 (http://b:1)").hasMessageContaining("disk full");
+
+        assertThat(stored.get(5, TimeUnit.SECONDS)).as("node 2 stored its part").isNotNull();
+        assertThat(target.list(BackupLayout.backup("late"))).isEmpty();
     }
 
     @Test
