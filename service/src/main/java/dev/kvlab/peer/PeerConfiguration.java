@@ -159,6 +159,7 @@ public class PeerConfiguration {
     @Bean
     WebClient replicaClient(ConnectionProvider connections, ReactorResourceFactory resources, ReplicationProperties properties,
                             ObjectProvider<ReplicaTls> tls) {
+        CancelledCallBodies.install();
         HttpClient http = HttpClient.create(connections)
                 .runOn(resources.getLoopResources())
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) properties.connectTimeout().toMillis())
