@@ -86,22 +86,19 @@ cluster() {
   JAR="$DATA_ROOT/jars/$jar.jar" JAVA_OPTS="$LAB_JAVA_OPTS $opts" scripts/local-cluster.sh "$@" >&2
 }
 running() { ls "$DATA_ROOT"/run/n*.pid >/dev/null 2>&1; }
-# keep_logs NAME: the nodes' logs so far, as $OUT/logs/NAME-n<i>.log (the next cluster writes over them).
+# keep_logs [NAME]: the nodes' logs so far, as $OUT/logs/[NAME-]n<i>.log (the next cluster writes over them).
 keep_logs() {
   local log
   mkdir -p "$OUT/logs"
   for log in "$DATA_ROOT"/run/n*.log; do
-    [ -f "$log" ] && cp "$log" "$OUT/logs/$1-$(basename "$log")"
+    [ -f "$log" ] && cp "$log" "$OUT/logs/${1:+$1-}$(basename "$log")"
   done
   return 0
 }
 stop_cluster() { if running; then cluster head "" down; fi; }
 cleanup() {
   stop_cluster || true
-  if [ -d "$DATA_ROOT/run" ]; then
-    mkdir -p "$OUT/logs"
-    cp "$DATA_ROOT"/run/*.log "$OUT/logs/" 2>/dev/null || true
-  fi
+  keep_logs
   [ -n "${KEEP_DATA:-}" ] || rm -rf "$DATA_ROOT"
 }
 trap cleanup EXIT

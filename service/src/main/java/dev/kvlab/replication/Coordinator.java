@@ -93,15 +93,17 @@ public final class Coordinator {
                     lease.release();
                 }
             };
+            // The size this coordinator last saw of the key: what each replica's answer is expected to be.
+            long lastSize = recentSizes.of(key);
             Mono<List<ReplicaAnswer>> answers;
             if (asked.replicas().size() == 1) {
                 // One replica asked: its answer is the answer, and there is nothing to repair.
-                answers = read(asked.replicas().getFirst(), key, lease).map(List::of).doFinally(done -> release.run());
+                answers = read(asked.replicas().getFirst(), key, lastSize, lease).map(List::of).doFinally(done -> release.run());
             } else {
                 Replica own = asked.own();
                 answers = (own == null
-                        ? quorum(key, asked, asked.replicas().stream().map(replica -> read(replica, key, lease)).toList(), release)
-                        : admitted(key, asked, own, lease, release))
+                        ? quorum(key, asked, asked.replicas().stream().map(replica -> read(replica, key, lastSize, lease)).toList(), release)
+                        : admitted(key, asked, own, lastSize, lease, release))
                         .doFinally(signal -> {
                             if (signal != SignalType.ON_COMPLETE) {
                                 release.run();
@@ -126,16 +128,16 @@ public final class Coordinator {
      * (503 and 504). When the own record is absent, or its read failed otherwise (a failure of that
      * replica in the quorum), the first peer's answer takes room for all the peers' answers.
      */
-    private Mono<List<ReplicaAnswer>> admitted(byte[] key, Asked asked, Replica own, MemoryBudget.Lease lease, Runnable release) {
+    private Mono<List<ReplicaAnswer>> admitted(byte[] key, Asked asked, Replica own, long lastSize, MemoryBudget.Lease lease,
+                                               Runnable release) {
         List<Replica> peers = asked.replicas().stream().filter(replica -> replica != own).toList();
-        long lastSize = recentSizes.of(key);
         if (lastSize > 0 && !lease.budgetHasRoomFor(lastSize, asked.replicas().size())) {
             // Its last record would not fit: refused before anything is read.
             metrics.readRefused();
             return Mono.error(lease.overBudget());
         }
         lease.expect(asked.replicas().size());
-        return read(own, key, lease)
+        return read(own, key, lastSize, lease)
                 .doOnNext(answer -> recentSizes.saw(key, answer.record() == null ? 0 : answer.record().encoded().length))
                 .map(OwnRead::answered)
                 .onErrorResume(error -> !(error instanceof OverBudgetException), error -> Mono.just(OwnRead.failed(error)))
@@ -274,11 +276,7 @@ public final class Coordinator {
         return counted(acknowledged, asked.count(), operation).then();
     }
 
-    /** The replica's answer; the record is expected at the size this coordinator last saw of the key. */
-    private Mono<ReplicaAnswer> read(Replica replica, byte[] key, MemoryBudget.Lease lease) {
-        return read(replica, key, recentSizes.of(key), lease);
-    }
-
+    /** The replica's answer, its record expected at {@code expectedBytes}. */
     private Mono<ReplicaAnswer> read(Replica replica, byte[] key, long expectedBytes, MemoryBudget.Lease lease) {
         return replica.read(key, expectedBytes, lease)
                 .map(found -> new ReplicaAnswer(replica, found.orElse(null)))
@@ -325,8 +323,9 @@ public final class Coordinator {
     }
 
     private Mono<Record> newestOf(List<Replica> asked, byte[] key, MemoryBudget.Lease lease) {
+        long lastSize = recentSizes.of(key);
         return Flux.fromIterable(asked)
-                .flatMap(replica -> read(replica, key, lease).onErrorResume(unreachable -> Mono.empty()))
+                .flatMap(replica -> read(replica, key, lastSize, lease).onErrorResume(unreachable -> Mono.empty()))
                 .collectList()
                 .mapNotNull(ReplicaAnswer::newest);
     }
