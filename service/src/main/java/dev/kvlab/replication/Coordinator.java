@@ -295,11 +295,28 @@ public final class Coordinator {
         if (before.isEmpty()) {
             return List.of();
         }
+        // Plain loops, no lists in between: on a new node, every read comes here for the window's length.
         Topology current = topology.current();
-        List<String> askedNodes = asked.replicas().stream().map(Replica::node).toList();
-        // A node whose leave is finished handed every record over: asking it would only wait for a node that is gone.
-        return before.stream().filter(node -> !askedNodes.contains(node) && !topology.hasLeft(node))
-                .map(node -> replicas.replicaOf(node, current)).toList();
+        List<Replica> notAsked = List.of();
+        for (String node : before) {
+            // A node whose leave is finished handed every record over: asking it would only wait for a node that is gone.
+            if (!isAsked(asked, node) && !topology.hasLeft(node)) {
+                if (notAsked.isEmpty()) {
+                    notAsked = new ArrayList<>(before.size());
+                }
+                notAsked.add(replicas.replicaOf(node, current));
+            }
+        }
+        return notAsked;
+    }
+
+    private static boolean isAsked(Asked asked, String node) {
+        for (Replica replica : asked.replicas()) {
+            if (replica.node().equals(node)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /**
